@@ -1,0 +1,371 @@
+"""Frozen, validated run configuration: presets, command-line overrides, JSON round trip.
+
+Every run saves the exact `RunConfig` it ran with (``config.json``), so a table row can
+always be traced back to its settings, and a resumed run can refuse a changed config.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import typing
+from dataclasses import dataclass, field
+
+# Static facts about the datasets we know: (num_classes, image channels, native resolution).
+# `image_folder` takes its classes from the folder and its channels from the config.
+DATASETS: dict[str, tuple[int | None, int, int | None]] = {
+    "fashion_mnist": (10, 1, 28),
+    "cifar10": (10, 3, 32),
+    "imagenet2012": (1000, 3, None),
+    "imagenet_resized/32x32": (1000, 3, 32),
+    "imagenet_resized/64x64": (1000, 3, 64),
+    "image_folder": (None, 3, None),
+}
+RESOLUTIONS = (32, 64, 128)
+RESIZE_METHODS = ("pad", "resize", "resize_shorter_center_crop")
+LOSSES = ("hinge", "non_saturating")
+BN_MODES = ("batch", "moving", "standing")
+CLASSIFIERS = ("fashion_mnist_classifier", "inception")
+LR_SCALING = ("none", "linear", "sqrt")
+BUDGET_MODES = ("equal_steps", "equal_images")
+
+# name -> (num_fake, num_real, reference split, IS splits)
+EVAL_PROTOCOLS: dict[str, tuple[int, int, str, int]] = {
+    "fast": (5_000, 10_000, "test", 10),
+    "standard": (50_000, 50_000, "train", 10),
+    "sngan_paper": (5_000, 10_000, "test", 10),
+    "tiny": (500, 1_000, "test", 5),
+}
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the field and what is allowed."""
+
+
+def _check(cond: bool, msg: str) -> None:
+    if not cond:
+        raise ConfigError(msg)
+
+
+def _choice(value, allowed, name) -> None:
+    _check(value in allowed, f"{name}={value!r} is not one of {list(allowed)}")
+
+
+def replicas_in_spec(spec: str) -> int | None:
+    """Replica count a replicator spec promises, or None if only known at run time."""
+    if spec == "default":
+        return 1
+    m = re.fullmatch(r"(cpu|gpu):(\d+)", spec)
+    return int(m.group(2)) if m else None
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    name: str = "fashion_mnist"
+    resolution: int = 32
+    data_dir: str | None = None  # IDX dir, TFDS data_dir, or image-folder root
+    manual_dir: str | None = None  # TFDS manual download dir (imagenet2012)
+    resize_method: str = "pad"  # how native images reach `resolution`
+    shuffle_buffer: int = 10_000
+    train_split: str = "train"
+    num_classes: int | None = None  # only for image_folder; else taken from DATASETS
+
+    def __post_init__(self):
+        _choice(self.name, DATASETS, "data.name")
+        _choice(self.resolution, RESOLUTIONS, "data.resolution")
+        _choice(self.resize_method, RESIZE_METHODS, "data.resize_method")
+        _check(self.shuffle_buffer >= 1, "data.shuffle_buffer must be >= 1")
+        if self.name == "image_folder":
+            _check(self.data_dir is not None, "data.data_dir is required for image_folder")
+
+    @property
+    def classes(self) -> int | None:
+        return DATASETS[self.name][0] if self.name != "image_folder" else self.num_classes
+
+    @property
+    def channels(self) -> int:
+        return DATASETS[self.name][1]
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    resolution: int = 32
+    image_channels: int = 1
+    num_classes: int = 10  # 0 = unconditional
+    z_dim: int = 128
+    g_ch: int = 32
+    d_ch: int = 32
+    bn_cross_replica: bool = True  # False = per-replica BN statistics (the ablation)
+    g_bn_momentum: float = 0.99
+
+    def __post_init__(self):
+        _choice(self.resolution, RESOLUTIONS, "model.resolution")
+        _choice(self.image_channels, (1, 3), "model.image_channels")
+        _check(self.num_classes >= 0, "model.num_classes must be >= 0 (0 = unconditional)")
+        _check(self.z_dim >= 1, "model.z_dim must be >= 1")
+        _check(self.g_ch >= 1 and self.d_ch >= 1, "model.g_ch and model.d_ch must be >= 1")
+        _check(0.0 <= self.g_bn_momentum < 1.0, "model.g_bn_momentum must be in [0, 1)")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    global_batch_size: int = 64
+    steps: int = 1000  # generator updates
+    n_dis: int = 5
+    loss: str = "hinge"
+    g_lr: float = 2e-4
+    d_lr: float = 2e-4
+    beta1: float = 0.0
+    beta2: float = 0.9
+    lr_decay_start: int | None = None  # linear decay to 0 from this step to `steps`
+    ema_decay: float | None = None  # EMA of generator weights, e.g. 0.9999
+    grad_accumulation: int = 1  # micro-batches per optimizer update
+    replicator: str = "default"
+    jit_compile: bool = False
+    seed: int = 0
+    checkpoint_every: int = 500
+    summary_every: int = 50
+    log_every: int = 50
+    keep_checkpoints: int = 2
+
+    def __post_init__(self):
+        _check(self.global_batch_size > 0, "train.global_batch_size must be > 0")
+        _check(self.steps > 0, "train.steps must be > 0")
+        _check(self.n_dis >= 1, "train.n_dis must be >= 1")
+        _choice(self.loss, LOSSES, "train.loss")
+        _check(self.g_lr > 0 and self.d_lr > 0, "learning rates must be > 0")
+        _check(0 <= self.beta1 < 1 and 0 <= self.beta2 < 1, "Adam betas must be in [0, 1)")
+        if self.lr_decay_start is not None:
+            _check(0 <= self.lr_decay_start < self.steps,
+                   "train.lr_decay_start must be in [0, steps)")
+        if self.ema_decay is not None:
+            _check(0 < self.ema_decay < 1, "train.ema_decay must be in (0, 1)")
+        _check(self.grad_accumulation >= 1, "train.grad_accumulation must be >= 1")
+        _check(self.checkpoint_every >= 1, "train.checkpoint_every must be >= 1")
+        _check(self.keep_checkpoints >= 1, "train.keep_checkpoints must be >= 1")
+        replicas = replicas_in_spec(self.replicator)
+        micro = self.global_batch_size // self.grad_accumulation
+        _check(self.global_batch_size % self.grad_accumulation == 0,
+               f"train.global_batch_size={self.global_batch_size} is not divisible by "
+               f"train.grad_accumulation={self.grad_accumulation}")
+        if replicas is not None:
+            _check(micro % replicas == 0,
+                   f"global batch {self.global_batch_size} (micro-batch {micro}) is not "
+                   f"divisible by the {replicas} replicas of '{self.replicator}'")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    classifier: str = "fashion_mnist_classifier"
+    inception_path: str | None = None  # local SavedModel dir or TF-Hub handle
+    protocol: str = "fast"
+    num_fake: int = 5_000
+    num_real: int = 10_000
+    reference_split: str = "test"
+    is_splits: int = 10
+    kid_subsets: int = 10
+    bn_mode: str = "batch"
+    standing_batches: int = 10
+    batch_size: int = 500  # global generator batch while sampling
+    seed: int = 1234
+    every: int = 0  # also score every N generator steps during training (0 = only at end)
+    sample_class: int = 0  # class shown in the comparison figure
+
+    def __post_init__(self):
+        _choice(self.classifier, CLASSIFIERS, "eval.classifier")
+        _choice(self.protocol, tuple(EVAL_PROTOCOLS) + ("custom",), "eval.protocol")
+        _choice(self.bn_mode, BN_MODES, "eval.bn_mode")
+        _check(self.num_fake > 0 and self.num_real > 0, "eval.num_fake/num_real must be > 0")
+        _check(self.is_splits >= 1, "eval.is_splits must be >= 1")
+        _check(self.num_fake >= self.is_splits, "eval.num_fake must be >= eval.is_splits")
+        _check(self.kid_subsets >= 1, "eval.kid_subsets must be >= 1")
+        _check(self.batch_size > 0, "eval.batch_size must be > 0")
+        _check(self.every >= 0, "eval.every must be >= 0")
+        if self.protocol != "custom":
+            nf, nr, split, splits = EVAL_PROTOCOLS[self.protocol]
+            _check((self.num_fake, self.num_real, self.reference_split, self.is_splits)
+                   == (nf, nr, split, splits),
+                   f"eval.protocol={self.protocol!r} fixes num_fake={nf}, num_real={nr}, "
+                   f"reference_split={split!r}, is_splits={splits}; use protocol='custom' "
+                   "to change them")
+
+    @staticmethod
+    def for_protocol(protocol: str, **kw) -> "EvalConfig":
+        _choice(protocol, tuple(EVAL_PROTOCOLS), "eval.protocol")
+        nf, nr, split, splits = EVAL_PROTOCOLS[protocol]
+        return EvalConfig(protocol=protocol, num_fake=nf, num_real=nr, reference_split=split,
+                          is_splits=splits, **kw)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    preset: str = "fashion_mnist"
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def __post_init__(self):
+        _check(self.model.resolution == self.data.resolution,
+               f"model.resolution={self.model.resolution} != data.resolution="
+               f"{self.data.resolution}")
+        _check(self.model.image_channels == self.data.channels,
+               f"model.image_channels={self.model.image_channels} but {self.data.name} "
+               f"has {self.data.channels} channel(s)")
+        classes = self.data.classes
+        if classes is not None and self.model.num_classes not in (0, classes):
+            raise ConfigError(f"model.num_classes={self.model.num_classes} but {self.data.name} "
+                              f"has {classes} classes (use 0 for unconditional)")
+        if self.model.num_classes:
+            _check(0 <= self.eval.sample_class < self.model.num_classes,
+                   f"eval.sample_class={self.eval.sample_class} outside "
+                   f"[0, {self.model.num_classes})")
+        if self.eval.classifier == "fashion_mnist_classifier":
+            _check(self.data.name == "fashion_mnist",
+                   "eval.classifier='fashion_mnist_classifier' only scores fashion_mnist; "
+                   "use eval.classifier='inception' for other datasets")
+
+    # -- serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunConfig":
+        return _from_dict(cls, d, "")
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunConfig":
+        return cls.from_dict(json.loads(text))
+
+    def replace(self, **sections) -> "RunConfig":
+        return dataclasses.replace(self, **sections)
+
+    def with_overrides(self, overrides: typing.Iterable[str] | dict) -> "RunConfig":
+        """Apply 'section.field=value' overrides (values parsed as JSON, else as strings)."""
+        if not isinstance(overrides, dict):
+            parsed = {}
+            for item in overrides:
+                _check("=" in item, f"override {item!r} is not of the form section.field=value")
+                key, raw = item.split("=", 1)
+                parsed[key.strip()] = _parse_value(raw.strip())
+            overrides = parsed
+        overrides = dict(overrides)
+        d = self.to_dict()
+        protocol = overrides.get("eval.protocol")
+        if protocol in EVAL_PROTOCOLS:  # a named protocol brings its counts unless overridden
+            for k, v in zip(("num_fake", "num_real", "reference_split", "is_splits"),
+                            EVAL_PROTOCOLS[protocol]):
+                overrides.setdefault("eval." + k, v)
+        for key, value in overrides.items():
+            parts = key.split(".")
+            _check(len(parts) == 2 and parts[0] in d and isinstance(d[parts[0]], dict),
+                   f"unknown config key {key!r}; expected one of "
+                   f"{sorted(s + '.' + f for s in d if isinstance(d[s], dict) for f in d[s])}")
+            section, name = parts
+            _check(name in d[section], f"unknown config key {key!r}; {section} has "
+                                       f"{sorted(d[section])}")
+            d[section][name] = value
+        return RunConfig.from_dict(d)
+
+
+def _parse_value(raw: str):
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return {"none": None, "null": None, "true": True, "false": False}.get(raw.lower(), raw)
+
+
+def _from_dict(cls, d, prefix):
+    _check(isinstance(d, dict), f"{prefix or 'config'} must be an object")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = set(d) - names
+    _check(not unknown, f"unknown config key(s) {sorted(prefix + k for k in unknown)}")
+    kwargs = {}
+    for name, value in d.items():
+        hint = hints[name]
+        if dataclasses.is_dataclass(hint):
+            kwargs[name] = _from_dict(hint, value, prefix + name + ".")
+        else:
+            kwargs[name] = _coerce(value, hint, prefix + name)
+    return cls(**kwargs)
+
+
+def _coerce(value, hint, name):
+    """Light type check: ints stay ints, floats accept ints, Optional allows None."""
+    args = typing.get_args(hint)
+    allowed = args if args else (hint,)
+    if value is None:
+        _check(type(None) in allowed, f"{name} may not be null")
+        return None
+    for t in allowed:
+        if t is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if t is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if t is bool and isinstance(value, bool):
+            return value
+        if t is str and isinstance(value, str):
+            return value
+    raise ConfigError(f"{name}={value!r} has the wrong type (expected {hint})")
+
+
+# -- presets -----------------------------------------------------------------------------
+def _fashion_mnist() -> RunConfig:
+    """CPU-sized embedded default (see README for the budget it was sized to)."""
+    return RunConfig(
+        preset="fashion_mnist",
+        data=DataConfig(name="fashion_mnist", resolution=32, resize_method="pad"),
+        model=ModelConfig(resolution=32, image_channels=1, num_classes=10, z_dim=64,
+                          g_ch=32, d_ch=32),
+        train=TrainConfig(global_batch_size=64, steps=200, n_dis=2, checkpoint_every=50,
+                          summary_every=25, log_every=25),
+        eval=EvalConfig.for_protocol("fast", classifier="fashion_mnist_classifier",
+                                     sample_class=0),
+    )
+
+
+def _cifar10() -> RunConfig:
+    """SN-GAN CIFAR-10 ResNet (Miyato et al. 2018): G ch 256, D ch 128, n_dis 5."""
+    return RunConfig(
+        preset="cifar10",
+        data=DataConfig(name="cifar10", resolution=32, resize_method="resize"),
+        model=ModelConfig(resolution=32, image_channels=3, num_classes=10, z_dim=128,
+                          g_ch=256, d_ch=128),
+        train=TrainConfig(global_batch_size=64, steps=50_000, n_dis=5,
+                          lr_decay_start=0, checkpoint_every=2_000, summary_every=500,
+                          log_every=100),
+        eval=EvalConfig.for_protocol("sngan_paper", classifier="inception", every=5_000),
+    )
+
+
+def _imagenet128() -> RunConfig:
+    """The TF-Replicator study: SN-GAN projection, ImageNet 128x128, ch 64, 1000 classes."""
+    return RunConfig(
+        preset="imagenet128",
+        data=DataConfig(name="imagenet2012", resolution=128,
+                        resize_method="resize_shorter_center_crop"),
+        model=ModelConfig(resolution=128, image_channels=3, num_classes=1000, z_dim=128,
+                          g_ch=64, d_ch=64),
+        train=TrainConfig(global_batch_size=64, steps=450_000, n_dis=5,
+                          lr_decay_start=400_000, replicator="gpu", checkpoint_every=5_000,
+                          summary_every=1_000, log_every=100),
+        eval=EvalConfig.for_protocol("standard", classifier="inception", every=50_000,
+                                     sample_class=950),
+    )
+
+
+PRESETS: dict[str, typing.Callable[[], RunConfig]] = {
+    "fashion_mnist": _fashion_mnist,
+    "cifar10": _cifar10,
+    "imagenet128": _imagenet128,
+}
+
+
+def preset(name: str, overrides: typing.Iterable[str] | dict = ()) -> RunConfig:
+    _choice(name, PRESETS, "preset")
+    cfg = PRESETS[name]()
+    return cfg.with_overrides(overrides) if overrides else cfg

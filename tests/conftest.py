@@ -1,0 +1,12 @@
+"""Test session set-up: 4 logical CPU devices, created before TensorFlow's runtime starts.
+
+Logical devices can be configured once per process, so the largest count any test needs is
+set here and `cpu:1`/`cpu:2`/`cpu:4` replicators are built from subsets of it.
+"""
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from replication import devices  # noqa: E402
+
+devices.configure_logical_cpus(4)
