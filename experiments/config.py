@@ -166,7 +166,7 @@ class EvalConfig:
     kid_subsets: int = 10
     bn_mode: str = "batch"
     standing_batches: int = 10
-    batch_size: int = 500  # global generator batch while sampling
+    batch_size: int = 512  # global generator batch while sampling (sets BN batch statistics)
     seed: int = 1234
     every: int = 0  # also score every N generator steps during training (0 = only at end)
     sample_class: int = 0  # class shown in the comparison figure
@@ -220,6 +220,11 @@ class RunConfig:
             _check(0 <= self.eval.sample_class < self.model.num_classes,
                    f"eval.sample_class={self.eval.sample_class} outside "
                    f"[0, {self.model.num_classes})")
+        replicas = replicas_in_spec(self.train.replicator)
+        if replicas is not None:
+            _check(self.eval.batch_size % replicas == 0,
+                   f"eval.batch_size={self.eval.batch_size} is not divisible by the {replicas} "
+                   f"replicas of '{self.train.replicator}'")
         if self.eval.classifier == "fashion_mnist_classifier":
             _check(self.data.name == "fashion_mnist",
                    "eval.classifier='fashion_mnist_classifier' only scores fashion_mnist; "

@@ -1,0 +1,150 @@
+"""Real-data features for FID/KID, computed once and cached as `.npz` keyed by their protocol.
+
+Classifying 50k real images costs minutes (about 30 min for Inception on 2 CPU cores), and
+every evaluation of every sweep point needs the same ones. The cache key holds everything the
+features depend on: dataset, split, resolution and resize of the data; classifier name,
+version (weights hash), resize and feature layer; and the sample count. Any change of those
+gives a different file name, and the key stored inside the file is checked again on load, so a
+stale or foreign file is never used. Files are written atomically (temp file + `os.replace`)
+and loaded with `allow_pickle=False`. Features are cached, not only mean/covariance, because
+KID needs them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+CACHE_FORMAT = 1
+ENV_VAR = "SNGAN_CACHE_DIR"
+SELECTION = "first N examples of the split in the dataset's stored order"
+
+
+def default_cache_dir() -> str:
+    return os.environ.get(ENV_VAR) or os.path.join(os.path.expanduser("~"), ".cache",
+                                                   "sngan_study")
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceStats:
+    features: np.ndarray  # [n_real, F] float64
+    mu: np.ndarray  # [F]
+    sigma: np.ndarray  # [F, F], unbiased
+    key: dict
+    path: str
+
+
+def cache_key(data_cfg, eval_cfg, classifier) -> dict:
+    key = dict(format=CACHE_FORMAT, dataset=data_cfg.name, split=eval_cfg.reference_split,
+               resolution=data_cfg.resolution, data_resize=data_cfg.resize_method,
+               classifier=classifier.name, classifier_version=classifier.version,
+               classifier_resize=classifier.resize_method,
+               classifier_features=getattr(classifier, "feature_layer", None),
+               count=eval_cfg.num_real,
+               selection=SELECTION)
+    if data_cfg.name == "image_folder":  # the folder *is* the dataset
+        key["data_dir"] = os.path.abspath(data_cfg.data_dir)
+    return key
+
+
+def cache_path(cache_dir: str | os.PathLike, key: dict) -> Path:
+    digest = hashlib.sha256(_key_text(key).encode()).hexdigest()[:16]
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{key['dataset']}_{key['split']}_{key['resolution']}_"
+                                           f"{key['classifier']}_{key['count']}")
+    return Path(cache_dir) / f"{slug}_{digest}.npz"
+
+
+def _key_text(key: dict) -> str:
+    return json.dumps(key, sort_keys=True)
+
+
+def real_images(data_cfg, split: str, count: int, batch_size: int = 500):
+    """Iterator over batches of the first `count` real images of `split`, in [-1, 1].
+
+    The training pipeline itself (unshuffled, one pass), so reference images get exactly the
+    transform the GAN's inputs get. Its batches drop the remainder, hence a batch size that
+    divides `count`.
+    """
+    from experiments import data
+
+    available = data.dataset_size(data_cfg, split)
+    if count > available:
+        raise ValueError(f"{data_cfg.name}/{split} has {available} images; the protocol asks "
+                         f"for num_real={count}")
+    batch = math.gcd(count, batch_size)
+    input_fn = data.make_input_fn(data_cfg, batch, split, seed=0, repeat=False, shuffle=False)
+    return (images for images, _ in input_fn(None).take(count // batch))
+
+
+def compute(data_cfg, eval_cfg, classifier) -> np.ndarray:
+    images = real_images(data_cfg, eval_cfg.reference_split, eval_cfg.num_real,
+                         batch_size=eval_cfg.batch_size)
+    _, features = classifier.activations(images, batch_size=eval_cfg.batch_size)
+    if len(features) != eval_cfg.num_real:
+        raise ValueError(f"{data_cfg.name}/{eval_cfg.reference_split} gave {len(features)} "
+                         f"images, the protocol needs num_real={eval_cfg.num_real}")
+    return features
+
+
+def _load(path: Path, key: dict, feature_dim: int, log) -> ReferenceStats | None:
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            stored_key = str(npz["key"])
+            features, mu, sigma = npz["features"], npz["mu"], npz["sigma"]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        log(f"reference stats: {path} is unreadable ({type(e).__name__}: {e}); recomputing")
+        return None
+    if stored_key != _key_text(key):
+        log(f"reference stats: {path} was made for another protocol; recomputing")
+        return None
+    if features.shape != (key["count"], feature_dim):
+        log(f"reference stats: {path} holds features {features.shape}, expected "
+            f"{(key['count'], feature_dim)}; recomputing")
+        return None
+    return ReferenceStats(features, mu, sigma, key, str(path))
+
+
+def _save(path: Path, stats: ReferenceStats) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, features=stats.features, mu=stats.mu, sigma=stats.sigma,
+                     key=np.array(_key_text(stats.key)))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def reference_statistics(data_cfg, eval_cfg, classifier, cache_dir=None,
+                         log=print) -> ReferenceStats:
+    """Cached real features (+ mean and unbiased covariance), computing them on a miss."""
+    key = cache_key(data_cfg, eval_cfg, classifier)
+    path = cache_path(cache_dir or default_cache_dir(), key)
+    stats = _load(path, key, classifier.feature_dim, log)
+    if stats is None:
+        log(f"reference stats: classifying {eval_cfg.num_real} {data_cfg.name}/"
+            f"{eval_cfg.reference_split} images with {classifier.name} -> {path}")
+        features = compute(data_cfg, eval_cfg, classifier)
+        stats = ReferenceStats(features, features.mean(axis=0),
+                               np.atleast_2d(np.cov(features, rowvar=False)), key, str(path))
+        _save(path, stats)
+    return stats
+
+
+def reference_activations(data_cfg, eval_cfg, classifier, cache_dir=None,
+                          log=print) -> np.ndarray:
+    """Real-data features [num_real, F] (float64) for FID/KID, from the cache when valid."""
+    return reference_statistics(data_cfg, eval_cfg, classifier, cache_dir, log).features

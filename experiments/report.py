@@ -1,0 +1,278 @@
+"""Tables (Markdown, CSV, LaTeX), plots and the comparison figure for a sweep directory.
+
+Reads only the points' `metrics.json` and `samples/samples.npz`, so a report can be rebuilt at
+any time (and by the notebook) without TensorFlow.
+"""
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import json
+import math
+import os
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from experiments import figures, runfiles  # noqa: E402
+
+BASELINE_BATCH = 64  # the paper's "64 -> 512" comparison
+
+CLASS_NAMES = {
+    "fashion_mnist": ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
+                      "Sneaker", "Bag", "Ankle boot"],
+    "cifar10": ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+                "truck"],
+}
+IMAGENET_NAMES = {950: "orange"}
+
+# Published numbers beside ours where the preset matches a paper setting (see STUDY.md).
+PAPER_REFERENCE = {
+    "cifar10": {64: dict(is_mean=8.22, fid=21.7,
+                         source="SN-GAN ResNet, hinge (arXiv 1802.05957, Table 2; 10k/5k FID)")},
+    "imagenet128": {64: dict(is_mean=29.7, fid=None,
+                             source="SN-GAN projection, 450K it. (sngan_projection README)")},
+}
+PAPER_TREND = {
+    "imagenet128": "TF-Replicator: batch 64 -> 512 raised IS by about 50% (arXiv 1902.00465)",
+}
+
+
+def class_name(dataset: str, index: int) -> str:
+    if dataset in CLASS_NAMES and index < len(CLASS_NAMES[dataset]):
+        return CLASS_NAMES[dataset][index]
+    if dataset.startswith("imagenet"):
+        return IMAGENET_NAMES.get(index, f"class {index}")
+    return f"class {index}"
+
+
+def load_points(sweep_dir: str, log=print) -> list[dict]:
+    records = []
+    for path in sorted(glob.glob(os.path.join(sweep_dir, "points", "*", runfiles.METRICS))):
+        record = runfiles.read_metrics(os.path.dirname(path), log)
+        if record is not None:
+            record["_dir"] = os.path.dirname(path)
+            records.append(record)
+    return records
+
+
+def _mean_std(values):
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    if not values:
+        return None, None
+    return float(np.mean(values)), (float(np.std(values, ddof=1)) if len(values) > 1 else None)
+
+
+def summarise(records: list[dict]) -> list[dict]:
+    """One row per global batch size: scores averaged over seeds."""
+    by_batch = defaultdict(list)
+    for r in records:
+        by_batch[r["global_batch_size"]].append(r)
+    rows = []
+    for batch in sorted(by_batch):
+        group = by_batch[batch]
+        done = [r for r in group if r["status"] == "done"]
+        s = [r["scores"] for r in done]
+        is_mean, is_seed_std = _mean_std([x["is_mean"] for x in s])
+        row = dict(batch=batch, seeds=len(group), done=len(done),
+                   diverged=sum(r["status"] == "diverged" for r in group),
+                   is_mean=is_mean,
+                   # across seeds when there are several, else the spread over IS splits
+                   is_std=is_seed_std if len(s) > 1 else (s[0]["is_std"] if s else None),
+                   is_std_kind="seeds" if len(s) > 1 else "splits",
+                   fid=_mean_std([x["fid"] for x in s])[0],
+                   fid_std=_mean_std([x["fid"] for x in s])[1],
+                   kid=_mean_std([x["kid_mean"] for x in s])[0],
+                   kid_std=_mean_std([x["kid_mean"] for x in s])[1]
+                   if len(s) > 1 else (s[0]["kid_std"] if s else None),
+                   steps=group[0]["steps"], images_seen=group[0]["images_seen"],
+                   wall_time_s=float(np.mean([r["train_wall_time_s"] + r["eval_wall_time_s"]
+                                              for r in group])))
+        rows.append(row)
+    base = next((r for r in rows if r["batch"] == BASELINE_BATCH and r["is_mean"]), None)
+    for row in rows:
+        row["is_change_vs_64"] = (100.0 * (row["is_mean"] / base["is_mean"] - 1.0)
+                                  if base and row["is_mean"] else None)
+        row["fid_change_vs_64"] = (100.0 * (row["fid"] / base["fid"] - 1.0)
+                                   if base and row["fid"] else None)
+    return rows
+
+
+def _fmt(v, digits=2, std=None):
+    if v is None:
+        return "-"
+    text = f"{v:.{digits}f}"
+    return text + (f" ± {std:.{digits}f}" if std is not None else "")
+
+
+def _pct(v):
+    return "-" if v is None else f"{v:+.1f}%"
+
+
+COLUMNS = ["batch", "seeds", "IS", "FID", "KID x1e3", "IS vs 64", "FID vs 64", "steps",
+           "images seen", "wall time (min)", "diverged"]
+
+
+def table_cells(rows: list[dict]) -> list[list[str]]:
+    cells = []
+    for r in rows:
+        kid = r["kid"] * 1e3 if r["kid"] is not None else None
+        kid_std = r["kid_std"] * 1e3 if r["kid_std"] is not None else None
+        cells.append([str(r["batch"]), str(r["seeds"]), _fmt(r["is_mean"], 2, r["is_std"]),
+                      _fmt(r["fid"], 2, r["fid_std"]), _fmt(kid, 2, kid_std),
+                      _pct(r["is_change_vs_64"]), _pct(r["fid_change_vs_64"]), str(r["steps"]),
+                      f"{r['images_seen']:,}", f"{r['wall_time_s'] / 60:.1f}",
+                      str(r["diverged"])])
+    return cells
+
+
+def protocol_text(records: list[dict]) -> str:
+    done = [r for r in records if r["status"] == "done"]
+    if not done:
+        return "No finished points."
+    p = done[0]["scores"]["protocol"]
+    cfg = done[0]["config"]
+    seeds = sorted({r["seed"] for r in records})
+    std_kind = "std over seeds" if len(seeds) > 1 else f"std over {p.get('is_splits')} IS splits"
+    return (f"Protocol: {p.get('classifier')} ({str(p.get('classifier_version'))[:12]}), "
+            f"{p.get('n_fake')} generated vs {p.get('n_real')} real "
+            f"({cfg['data']['name']} {p.get('reference_split')} split), "
+            f"{p.get('is_splits')} IS splits, resize {p.get('resize_method')}, "
+            f"generator BN mode '{p.get('bn_mode')}', eval seed {p.get('seed')}, "
+            f"{done[0]['replicas']} replica(s); IS ± is the {std_kind}; KID ± over subsets "
+            f"(one seed) or seeds. Training: preset {cfg['preset']}, n_dis {cfg['train']['n_dis']}, "
+            f"G ch {cfg['model']['g_ch']}, D ch {cfg['model']['d_ch']}, seeds {seeds}.")
+
+
+def markdown_table(rows, records, preset: str) -> str:
+    out = io.StringIO()
+    out.write("| " + " | ".join(COLUMNS) + " |\n")
+    out.write("|" + "---|" * len(COLUMNS) + "\n")
+    for cells in table_cells(rows):
+        out.write("| " + " | ".join(cells) + " |\n")
+    out.write("\n" + protocol_text(records) + "\n")
+    ref = PAPER_REFERENCE.get(preset)
+    if ref:
+        out.write("\nPaper reference:\n")
+        for batch, v in ref.items():
+            out.write(f"- batch {batch}: IS {v['is_mean']}, FID {v['fid'] or '-'} ({v['source']})\n")
+    if preset in PAPER_TREND:
+        out.write(f"- {PAPER_TREND[preset]}\n")
+    return out.getvalue()
+
+
+def latex_table(rows, records) -> str:
+    def esc(s):
+        return s.replace("%", r"\%").replace("±", r"$\pm$").replace("_", r"\_")
+    lines = [r"\begin{tabular}{" + "r" * len(COLUMNS) + "}", r"\toprule",
+             " & ".join(esc(c) for c in COLUMNS) + r" \\", r"\midrule"]
+    lines += [" & ".join(esc(c) for c in cells) + r" \\" for cells in table_cells(rows)]
+    lines += [r"\bottomrule", r"\end{tabular}", "", "% " + protocol_text(records)]
+    return "\n".join(lines) + "\n"
+
+
+def csv_table(rows) -> str:
+    out = io.StringIO()
+    keys = list(rows[0].keys()) if rows else []
+    w = csv.DictWriter(out, fieldnames=keys)
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    return out.getvalue()
+
+
+def plot_vs_batch(rows, path):
+    rows = [r for r in rows if r["is_mean"] is not None]
+    if not rows:
+        return
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.5))
+    b = [r["batch"] for r in rows]
+    a1.errorbar(b, [r["is_mean"] for r in rows], yerr=[r["is_std"] or 0 for r in rows],
+                marker="o", capsize=3)
+    a1.set_ylabel("Inception/classifier score (higher is better)")
+    a2.errorbar(b, [r["fid"] for r in rows], yerr=[r["fid_std"] or 0 for r in rows],
+                marker="o", capsize=3, color="tab:red")
+    a2.set_ylabel("FID (lower is better)")
+    for ax in (a1, a2):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(b)
+        ax.set_xticklabels([str(x) for x in b])
+        ax.set_xlabel("global batch size")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    figures._save(fig, path)
+
+
+def plot_curves(records, x_key: str, path: str, xlabel: str):
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.5))
+    by_batch = defaultdict(list)
+    for r in records:
+        if r.get("history"):
+            by_batch[r["global_batch_size"]].append(r)
+    if not by_batch:
+        plt.close(fig)
+        return
+    cmap = plt.get_cmap("viridis")
+    sizes = sorted(by_batch)
+    for i, batch in enumerate(sizes):
+        r = by_batch[batch][0]  # first seed
+        h = sorted(r["history"], key=lambda e: e["step"])
+        x = [e["step"] if x_key == "step" else e["images_seen"] for e in h]
+        color = cmap(i / max(len(sizes) - 1, 1))
+        a1.plot(x, [e["is_mean"] for e in h], marker=".", color=color, label=f"batch {batch}")
+        a2.plot(x, [e["fid"] for e in h], marker=".", color=color, label=f"batch {batch}")
+    a1.set_ylabel("IS")
+    a2.set_ylabel("FID")
+    for ax in (a1, a2):
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+        if x_key == "images_seen":
+            ax.set_xscale("log")
+    a2.legend(fontsize=7)
+    fig.tight_layout()
+    figures._save(fig, path)
+
+
+def comparison(records, path: str):
+    rows = {}
+    dataset, cls = None, 0
+    for r in sorted(records, key=lambda r: (r["global_batch_size"], r["seed"])):
+        f = os.path.join(r["_dir"], "samples", "samples.npz")
+        if r["status"] != "done" or r["global_batch_size"] in rows or not os.path.exists(f):
+            continue
+        with np.load(f, allow_pickle=False) as z:
+            rows[r["global_batch_size"]] = z["comparison"]
+        dataset, cls = r["config"]["data"]["name"], r["config"]["eval"]["sample_class"]
+    if rows:
+        figures.comparison_figure(rows, path, class_name(dataset, cls))
+
+
+def write_report(sweep_dir: str, log=print) -> dict:
+    records = load_points(sweep_dir, log)
+    out = os.path.join(sweep_dir, "report")
+    os.makedirs(out, exist_ok=True)
+    rows = summarise(records)
+    preset = records[0]["config"]["preset"] if records else ""
+    md = markdown_table(rows, records, preset)
+    runfiles.atomic_write_text(os.path.join(out, "table.md"), md)
+    runfiles.atomic_write_text(os.path.join(out, "table.csv"), csv_table(rows))
+    runfiles.atomic_write_text(os.path.join(out, "table.tex"), latex_table(rows, records))
+    runfiles.atomic_write_json(os.path.join(out, "summary.json"), rows)
+    plot_vs_batch(rows, os.path.join(out, "is_fid_vs_batch.png"))
+    plot_curves(records, "step", os.path.join(out, "curves_vs_steps.png"), "generator steps")
+    plot_curves(records, "images_seen", os.path.join(out, "curves_vs_images.png"),
+                "real images seen by D")
+    comparison(records, os.path.join(out, "comparison.png"))
+    log(md)
+    log(f"report written to {out}")
+    return dict(rows=rows, markdown=md, dir=out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+    print(json.dumps(write_report(sys.argv[1])["rows"], indent=2))

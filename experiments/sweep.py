@@ -1,0 +1,92 @@
+"""The batch-size sweep: one point per (global batch size, seed), then the report.
+
+Budget modes: `equal_steps` (the default; every point makes the same number of generator
+updates, as in the TF-Replicator comparison) or `equal_images` (`steps` is the budget of the
+batch-64 point and others get steps * 64 / batch, so every point sees the same images).
+Learning-rate scaling relative to batch 64: none (SN-GAN's setting), linear, or sqrt.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+
+from experiments import report, runfiles
+from experiments.config import BUDGET_MODES, LR_SCALING, ConfigError, RunConfig
+
+DEFAULT_BATCH_SIZES = (8, 16, 32, 64, 128, 256, 512)
+REFERENCE_BATCH = 64
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    base: RunConfig
+    batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES
+    seeds: tuple[int, ...] = (0,)
+    lr_scaling: str = "none"
+    budget: str = "equal_steps"
+
+    def __post_init__(self):
+        if self.lr_scaling not in LR_SCALING:
+            raise ConfigError(f"lr_scaling={self.lr_scaling!r} is not one of {list(LR_SCALING)}")
+        if self.budget not in BUDGET_MODES:
+            raise ConfigError(f"budget={self.budget!r} is not one of {list(BUDGET_MODES)}")
+        if not self.batch_sizes or any(b <= 0 for b in self.batch_sizes):
+            raise ConfigError(f"batch sizes must be positive, got {self.batch_sizes}")
+        if not self.seeds:
+            raise ConfigError("at least one seed is needed")
+        self.points()  # validates every point's config now, not hours into the sweep
+
+    def lr_factor(self, batch: int) -> float:
+        ratio = batch / REFERENCE_BATCH
+        return {"none": 1.0, "linear": ratio, "sqrt": math.sqrt(ratio)}[self.lr_scaling]
+
+    def steps_for(self, batch: int) -> int:
+        steps = self.base.train.steps
+        if self.budget == "equal_images":
+            steps = max(1, round(steps * REFERENCE_BATCH / batch))
+        return steps
+
+    def point_config(self, batch: int, seed: int) -> RunConfig:
+        t = self.base.train
+        steps = self.steps_for(batch)
+        decay = t.lr_decay_start
+        if decay is not None:  # keep the decay at the same fraction of training
+            decay = min(steps - 1, round(decay * steps / t.steps))
+        f = self.lr_factor(batch)
+        overrides = {"train.global_batch_size": batch, "train.seed": seed,
+                     "train.steps": steps, "train.lr_decay_start": decay,
+                     "train.g_lr": t.g_lr * f, "train.d_lr": t.d_lr * f,
+                     "train.checkpoint_every": min(t.checkpoint_every, steps)}
+        if self.base.eval.every:
+            # the same number of evaluations per point, whatever its length
+            fraction = self.base.eval.every / t.steps
+            overrides["eval.every"] = max(1, round(steps * fraction))
+        return self.base.with_overrides(overrides)
+
+    def points(self) -> list[tuple[str, RunConfig]]:
+        return [(f"bs{b:04d}_seed{s}", self.point_config(b, s))
+                for s in self.seeds for b in self.batch_sizes]
+
+    def to_dict(self) -> dict:
+        return dict(base=self.base.to_dict(), batch_sizes=list(self.batch_sizes),
+                    seeds=list(self.seeds), lr_scaling=self.lr_scaling, budget=self.budget)
+
+
+def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator, log=print) -> dict:
+    """Run every unfinished point (skipping finished ones), then write the report."""
+    os.makedirs(out_dir, exist_ok=True)
+    runfiles.atomic_write_json(os.path.join(out_dir, "sweep.json"), spec.to_dict())
+    points = spec.points()
+    t0 = time.perf_counter()
+    from experiments.point import run_point  # TensorFlow-heavy; keep `report` importable alone
+    for i, (name, cfg) in enumerate(points, 1):
+        log(f"=== point {i}/{len(points)}: {name} (batch {cfg.train.global_batch_size}, "
+            f"{cfg.train.steps} G steps, lr x{spec.lr_factor(cfg.train.global_batch_size):.3g}) "
+            f"| sweep elapsed {time.perf_counter() - t0:.0f} s")
+        run_point(cfg, os.path.join(out_dir, "points", name), replicator, evaluator, log=log,
+                  extra=dict(point=name, sweep_lr_scaling=spec.lr_scaling,
+                             sweep_budget=spec.budget))
+    log(f"sweep finished in {time.perf_counter() - t0:.0f} s")
+    return report.write_report(out_dir, log)

@@ -1,0 +1,191 @@
+"""SN-GAN's building blocks: spectrally normalised dense/conv/embedding, conditional BN.
+
+Spectral normalisation follows SN-GAN (Miyato et al. 2018, `max_singular_value` in
+pfnet-research/sngan_projection), not `keras.layers.SpectralNormalization`, which overwrites
+the kernel with W/sigma (the raw W is lost and no gradient flows through sigma):
+
+* the raw weight W stays the trainable variable; the layer uses W / sigma(W);
+* sigma(W) = v^T W u from ONE power iteration per training call, started from a persistent
+  non-trainable u; u and v are constants for the gradient (stop_gradient), so the gradient
+  flows through W both directly and through sigma (d sigma / dW = v u^T);
+* u (and the logged `sigma`) are written only when `training=True`; an inference call does
+  the same power iteration from the stored u but keeps nothing, so evaluation has no side
+  effects;
+* u and sigma are created with aggregation MEAN: under tf.distribute an assign in replica
+  context is then legal (compare_gan issue #38) and writes the all-reduced mean to every
+  replica, so all replicas hold the same u. Every replica computes the same update anyway
+  (it depends only on the mirrored W and u, never on the replica's data); the all-reduce
+  guards against drift. MEAN rather than ONLY_FIRST_REPLICA because TF implements the
+  latter with `merge_call`, which MirroredStrategy does not allow inside an XLA-compiled
+  step on GPUs, while MEAN has a collective all-reduce path there. (A Keras variable with
+  the default aggregation "none" is assigned per replica without any error, and silently
+  drifts.)
+"""
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+_EPS = 1e-12  # SN-GAN's _l2normalize epsilon
+
+
+def _l2_normalize(x: tf.Tensor) -> tf.Tensor:
+    """x / (||x|| + eps), exactly as SN-GAN writes it (not tf.math.l2_normalize's max())."""
+    return x / (tf.norm(x) + _EPS)
+
+
+@tf.custom_gradient
+def _dense_gather(table: tf.Tensor, ids: tf.Tensor):
+    """tf.gather(table, ids) whose gradient w.r.t. `table` is a dense tensor.
+
+    A plain gather gives IndexedSlices, which gradient accumulation, EMA bookkeeping and
+    some cross-replica reductions handle badly; the tables here are small.
+    """
+    ids = tf.cast(ids, tf.int32)
+    rows = tf.shape(table)[0]
+
+    def grad(dy):
+        return tf.math.unsorted_segment_sum(dy, ids, rows), None
+
+    return tf.gather(table, ids), grad
+
+
+class _SpectralNormLayer(keras.layers.Layer):
+    """Holds `kernel`, `u` and `sigma` and produces W / sigma(W) for a subclass's op."""
+
+    def _add_spectral_norm_weights(self, kernel_shape, kernel_initializer) -> None:
+        self.kernel = self.add_weight(shape=kernel_shape, initializer=kernel_initializer,
+                                      name="kernel")
+        out = kernel_shape[-1]
+        self.u = self.add_weight(shape=(1, out), initializer=keras.initializers.RandomNormal(),
+                                 trainable=False, aggregation="mean", name="u")
+        self.sigma = self.add_weight(shape=(), initializer="ones", trainable=False,
+                                     aggregation="mean", name="sigma")
+
+    def spectral_norm(self, training: bool = False) -> tf.Tensor:
+        """sigma(W) after one power iteration; stores the new u and sigma if training."""
+        w = tf.reshape(tf.convert_to_tensor(self.kernel), (-1, self.kernel.shape[-1]))
+        u = tf.convert_to_tensor(self.u)
+        v = tf.stop_gradient(_l2_normalize(tf.matmul(u, w, transpose_b=True)))  # [1, in]
+        u = tf.stop_gradient(_l2_normalize(tf.matmul(v, w)))  # [1, out]
+        sigma = tf.reduce_sum(tf.matmul(v, w) * u)
+        if training:
+            self.u.assign(u)
+            self.sigma.assign(tf.stop_gradient(sigma))
+        return sigma
+
+    def normalized_kernel(self, training: bool = False) -> tf.Tensor:
+        return tf.convert_to_tensor(self.kernel) / self.spectral_norm(training)
+
+
+class SNDense(_SpectralNormLayer):
+    """Dense layer with a spectrally normalised kernel [in, units]."""
+
+    def __init__(self, units: int, use_bias: bool = True,
+                 kernel_initializer="glorot_uniform", name: str | None = None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.units = units
+        self.use_bias = use_bias
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+
+    def build(self, input_shape):
+        self._add_spectral_norm_weights((input_shape[-1], self.units), self.kernel_initializer)
+        self.bias = (self.add_weight(shape=(self.units,), initializer="zeros", name="bias")
+                     if self.use_bias else None)
+
+    def call(self, inputs, training=False):
+        y = tf.matmul(inputs, self.normalized_kernel(bool(training)))
+        return y + self.bias if self.use_bias else y
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.units,)
+
+
+class SNConv2D(_SpectralNormLayer):
+    """2-D convolution (NHWC) whose kernel [kh, kw, in, out] is normalised as [-1, out]."""
+
+    def __init__(self, filters: int, kernel_size=3, strides=1, padding: str = "same",
+                 use_bias: bool = True, kernel_initializer="glorot_uniform",
+                 name: str | None = None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.filters = filters
+        self.kernel_size = ((kernel_size, kernel_size) if isinstance(kernel_size, int)
+                            else tuple(kernel_size))
+        self.strides = strides
+        self.padding = padding.upper()
+        self.use_bias = use_bias
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+
+    def build(self, input_shape):
+        shape = self.kernel_size + (input_shape[-1], self.filters)
+        self._add_spectral_norm_weights(shape, self.kernel_initializer)
+        self.bias = (self.add_weight(shape=(self.filters,), initializer="zeros", name="bias")
+                     if self.use_bias else None)
+
+    def call(self, inputs, training=False):
+        y = tf.nn.conv2d(inputs, self.normalized_kernel(bool(training)), self.strides,
+                         self.padding)
+        return tf.nn.bias_add(y, self.bias) if self.use_bias else y
+
+
+class SNEmbedding(_SpectralNormLayer):
+    """Embedding table [input_dim, output_dim] normalised by its largest singular value."""
+
+    def __init__(self, input_dim: int, output_dim: int,
+                 embeddings_initializer="glorot_uniform", name: str | None = None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.input_dim = input_dim
+        self.output_dim = output_dim
+        self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
+
+    def build(self, input_shape=None):
+        self._add_spectral_norm_weights((self.input_dim, self.output_dim),
+                                        self.embeddings_initializer)
+
+    def call(self, ids, training=False):
+        return _dense_gather(self.normalized_kernel(bool(training)), ids)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape) + (self.output_dim,)
+
+
+class ConditionalBatchNorm(keras.layers.Layer):
+    """Batch norm without its own centre/scale, then a per-class gain (init 1) and bias (0).
+
+    `cross_replica=True` normalises with statistics of the GLOBAL batch (Keras's synchronised
+    BN all-reduces sum, sum of squares and count through tf.distribute); False uses each
+    replica's own batch (the per-device BN of the original SN-GAN code, kept as an
+    ablation). With `num_classes == 0` the gain and bias are plain learned vectors.
+    The inner Keras BN is `self.bn`, so a sampler can reset and re-accumulate its moving
+    statistics ("standing statistics").
+    """
+
+    def __init__(self, num_classes: int, cross_replica: bool = True, momentum: float = 0.99,
+                 epsilon: float = 1e-5, name: str | None = None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.num_classes = num_classes
+        self.cross_replica = cross_replica
+        self.bn = keras.layers.BatchNormalization(
+            momentum=momentum, epsilon=epsilon, center=False, scale=False,
+            synchronized=cross_replica, name="bn")
+
+    def build(self, input_shape):
+        channels = input_shape[-1]
+        shape = (self.num_classes, channels) if self.num_classes else (channels,)
+        self.gain = self.add_weight(shape=shape, initializer="ones", name="gain")
+        self.bias = self.add_weight(shape=shape, initializer="zeros", name="bias")
+        self.bn.build(input_shape)
+
+    def call(self, inputs, labels=None, training=False):
+        h = self.bn(inputs, training=training)
+        gain, bias = tf.convert_to_tensor(self.gain), tf.convert_to_tensor(self.bias)
+        if self.num_classes:
+            if labels is None:
+                raise ValueError(f"{self.name}: a class-conditional BN needs labels")
+            broadcast = [-1] + [1] * (len(inputs.shape) - 2) + [inputs.shape[-1]]
+            gain = tf.reshape(_dense_gather(gain, labels), broadcast)
+            bias = tf.reshape(_dense_gather(bias, labels), broadcast)
+        return h * gain + bias
+
+    def compute_output_shape(self, input_shape):
+        return input_shape

@@ -1,0 +1,364 @@
+"""The GAN training loop: n_dis discriminator updates, then one generator update, on N replicas.
+
+Everything distributed goes through a `replication.Replicator`; this module never touches a
+strategy. One call of the compiled `train_step` performs one generator step:
+
+    for each of n_dis D updates: k micro-batches of fresh real data -> summed gradients -> Adam
+    then one G update on k micro-batches of fresh latents.
+
+Losses are per-example losses divided by the GLOBAL batch (`replication.average_loss`), since
+the wrapped optimizer sums gradients over replicas; with gradient accumulation the k
+micro-batch gradients are summed, so one update sees the mean over the whole global batch.
+Batch norm, however, normalises each micro-batch with its own (cross-replica) statistics, so
+accumulation is not identical to one large batch for the generator's BN.
+
+Randomness (latents, fake labels) is drawn for the whole global batch from
+(seed, step, phase) and sliced per replica, so it is identical for any replica count and
+needs no RNG state beyond the checkpointed step counter. The input pipeline is seeded and
+a resumed run skips the batches already consumed, so it sees the same data as an
+uninterrupted one.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+import replication
+from sngan import losses, models
+from sngan.progress import ProgressMeter
+from sngan.sampling import Sampler
+
+# Config fields that may change between a run and its resumption (they do not change results).
+RESUMABLE_FIELDS = {"train.log_every", "train.summary_every", "train.checkpoint_every",
+                    "train.keep_checkpoints", "train.replicator", "eval.every"}
+
+
+class ConfigMismatchError(RuntimeError):
+    """A run directory holds a checkpoint made with a different configuration."""
+
+
+class DivergedError(RuntimeError):
+    def __init__(self, step: int, values: dict):
+        super().__init__(f"diverged at step {step}: non-finite values {values}")
+        self.step = step
+        self.values = values
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    wall_time_s: float
+    images_seen: int
+    diverged_at: int | None = None
+    last_metrics: dict | None = None
+
+
+def linear_decay(step, base_lr: float, start: int | None, end: int):
+    """Constant `base_lr`, then linear decay to 0 between `start` and `end` (SN-GAN)."""
+    step = tf.cast(step, tf.float32)
+    if start is None:
+        return tf.constant(base_lr, tf.float32)
+    frac = tf.clip_by_value((step - start) / float(max(end - start, 1)), 0.0, 1.0)
+    return base_lr * (1.0 - frac)
+
+
+def variables_by_name(variables) -> dict:
+    """Checkpoint keys for Keras 3 variables, listed explicitly.
+
+    tf.train.Checkpoint does not reach the variables of Keras 3 layers held in lists (it
+    saved only the top-level layers' weights), so we hand it every variable: keyed by
+    position and path (without the model's own, instance-numbered name), which is stable
+    across rebuilds of the same architecture. This covers SN u vectors, BN statistics and
+    optimizer slots.
+    """
+    out = {}
+    for i, v in enumerate(variables):
+        path = getattr(v, "path", v.name).split("/", 1)[-1]
+        out[f"{i:04d}-{path.replace('/', '.')}"] = getattr(v, "value", v)
+    return out
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, prefix + k + "."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def config_differences(saved: dict, current: dict) -> list[str]:
+    a, b = _flatten(saved), _flatten(current)
+    return sorted(k for k in set(a) | set(b)
+                  if k not in RESUMABLE_FIELDS and a.get(k) != b.get(k))
+
+
+class GANTrainer:
+    """Builds G, D and their optimisers on a replicator, trains, checkpoints and resumes.
+
+    `model_cfg` and `train_cfg` are any objects with the fields of
+    `experiments.config.ModelConfig` / `TrainConfig`; `config_dict` is the full run config,
+    saved beside the checkpoints so that resuming with a different config is refused.
+    `input_fn_for(skip_batches)` returns an `input_fn(InputContext)` whose data starts after
+    `skip_batches` global micro-batches: distributed iterators cannot be checkpointed, so a
+    resumed run skips what the interrupted one consumed (deterministic given the seed).
+    """
+
+    def __init__(self, model_cfg, train_cfg, replicator, input_fn_for, workdir: str,
+                 config_dict: dict | None = None, log=print):
+        self.model_cfg, self.cfg = model_cfg, train_cfg
+        self.replicator = replicator
+        self.workdir = workdir
+        self.log = log
+        self.global_batch = train_cfg.global_batch_size
+        self.micro_batch = self.global_batch // train_cfg.grad_accumulation
+        replicator.per_replica_batch(self.micro_batch)  # clear error if not divisible
+        self.num_classes = model_cfg.num_classes
+        os.makedirs(workdir, exist_ok=True)
+        self._check_config(config_dict)
+
+        keras.utils.set_random_seed(train_cfg.seed)  # same initial weights for the same seed
+        with replicator.context():
+            self.generator = models.build_generator(model_cfg)
+            self.discriminator = models.build_discriminator(model_cfg)
+            self._build_models()
+            self.g_ema = None
+            if train_cfg.ema_decay:
+                self.g_ema = models.build_generator(model_cfg)
+                self._build(self.g_ema, generator=True)
+                self._copy_weights(self.generator, self.g_ema)
+            self.g_opt = replicator.wrap_optimizer(keras.optimizers.Adam(
+                train_cfg.g_lr, beta_1=train_cfg.beta1, beta_2=train_cfg.beta2))
+            self.d_opt = replicator.wrap_optimizer(keras.optimizers.Adam(
+                train_cfg.d_lr, beta_1=train_cfg.beta1, beta_2=train_cfg.beta2))
+            self.g_opt.build(self.generator.trainable_variables)
+            self.d_opt.build(self.discriminator.trainable_variables)
+            self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step",
+                                    aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+            # Training wall time, checkpointed so a resumed run reports its total.
+            self.train_time = tf.Variable(0.0, dtype=tf.float64, trainable=False,
+                                          name="train_time_s",
+                                          aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+
+        trackables = dict(step=self.step, train_time_s=self.train_time,
+                          generator=variables_by_name(self.generator.weights),
+                          discriminator=variables_by_name(self.discriminator.weights),
+                          g_optimizer=variables_by_name(self.g_opt.optimizer.variables),
+                          d_optimizer=variables_by_name(self.d_opt.optimizer.variables))
+        if self.g_ema is not None:
+            trackables["generator_ema"] = variables_by_name(self.g_ema.weights)
+        self.checkpoint = tf.train.Checkpoint(**trackables)
+        self.manager = tf.train.CheckpointManager(
+            self.checkpoint, os.path.join(workdir, "checkpoints"),
+            max_to_keep=train_cfg.keep_checkpoints)
+        self.restored_step = self._restore()
+        consumed = self.restored_step * train_cfg.n_dis * train_cfg.grad_accumulation
+        self.dataset = replicator.distribute(input_fn_for(consumed), self.micro_batch)
+        self.iterator = iter(self.dataset)
+        self.sampler = Sampler(self.g_ema or self.generator, replicator, model_cfg.z_dim,
+                               self.num_classes)
+        self._train_step = tf.function(self._step, jit_compile=None)
+        self._writer = tf.summary.create_file_writer(os.path.join(workdir, "tensorboard"))
+        self._clock = time.perf_counter()
+
+    # -- construction -------------------------------------------------------------------
+    def _labels(self, n):
+        return tf.zeros([n], tf.int32) if self.num_classes else None
+
+    def _build(self, model, generator: bool):
+        n = 2
+        if generator:
+            model(tf.zeros([n, self.model_cfg.z_dim]), self._labels(n), training=False)
+        else:
+            r, c = self.model_cfg.resolution, self.model_cfg.image_channels
+            model(tf.zeros([n, r, r, c]), self._labels(n), training=False)
+
+    def _build_models(self):
+        self._build(self.generator, generator=True)
+        self._build(self.discriminator, generator=False)
+
+    @staticmethod
+    def _copy_weights(src, dst):
+        for s, d in zip(src.weights, dst.weights):
+            d.assign(s)
+
+    def _check_config(self, config_dict):
+        path = os.path.join(self.workdir, "config.json")
+        if config_dict is None:
+            return
+        if os.path.exists(path) and tf.train.latest_checkpoint(
+                os.path.join(self.workdir, "checkpoints")):
+            with open(path) as f:
+                saved = json.load(f)
+            diff = config_differences(saved, config_dict)
+            if diff:
+                raise ConfigMismatchError(
+                    f"{self.workdir} holds a checkpoint made with a different config "
+                    f"(differs in {', '.join(diff)}). Use a new output directory, or restore "
+                    f"the original settings to resume.")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(config_dict, f, indent=2, sort_keys=True)
+        os.replace(tmp, path)
+
+    def _restore(self) -> int:
+        latest = self.manager.latest_checkpoint
+        if latest:
+            self.checkpoint.restore(latest).assert_existing_objects_matched()
+            self.log(f"resumed from {latest} at step {int(self.step.numpy())}")
+        return int(self.step.numpy())
+
+    # -- one training step --------------------------------------------------------------
+    def _random_inputs(self, key):
+        """Latents and fake labels for this replica's slice of the global micro-batch."""
+        z = replication.replica_normal(self.cfg.seed, key,
+                                       [self.micro_batch, self.model_cfg.z_dim])
+        y = (replication.replica_uniform_int(self.cfg.seed + 1, key, self.micro_batch,
+                                             self.num_classes)
+             if self.num_classes else None)
+        return z, y
+
+    def _d_replica_step(self, batches, key):
+        disc, gen = self.discriminator, self.generator
+        grads = [tf.zeros_like(v) for v in disc.trainable_variables]
+        totals = {"d_loss": 0.0, "d_real": 0.0, "d_fake": 0.0}
+        for k, (real, real_y) in enumerate(batches):
+            z, fake_y = self._random_inputs(key * self.cfg.grad_accumulation + k)
+            fake = gen(z, fake_y, training=True)
+            n = tf.shape(real)[0]
+            with tf.GradientTape() as tape:
+                # One D call on real and fake together: one power iteration per D update.
+                images = tf.concat([real, fake], 0)
+                labels = tf.concat([real_y, fake_y], 0) if self.num_classes else None
+                logits = disc(images, labels, training=True)
+                real_logits, fake_logits = logits[:n], logits[n:]
+                per_example = losses.discriminator_loss(self.cfg.loss, real_logits, fake_logits)
+                loss = replication.average_loss(per_example, self.global_batch)
+            grads = [g + dg for g, dg in zip(grads, tape.gradient(loss, disc.trainable_variables))]
+            totals["d_loss"] += loss
+            totals["d_real"] += tf.reduce_sum(real_logits) / self.global_batch
+            totals["d_fake"] += tf.reduce_sum(fake_logits) / self.global_batch
+        self.d_opt.apply_gradients(zip(grads, disc.trainable_variables))
+        return totals
+
+    def _g_replica_step(self, key):
+        disc, gen = self.discriminator, self.generator
+        grads = [tf.zeros_like(v) for v in gen.trainable_variables]
+        total = 0.0
+        for k in range(self.cfg.grad_accumulation):
+            z, fake_y = self._random_inputs(key * self.cfg.grad_accumulation + k)
+            with tf.GradientTape() as tape:
+                fake = gen(z, fake_y, training=True)
+                logits = disc(fake, fake_y, training=False)
+                per_example = losses.generator_loss(self.cfg.loss, logits)
+                loss = replication.average_loss(per_example, self.global_batch)
+            grads = [g + dg for g, dg in zip(grads, tape.gradient(loss, gen.trainable_variables))]
+            total += loss
+        self.g_opt.apply_gradients(zip(grads, gen.trainable_variables))
+        return {"g_loss": total}
+
+    def _step(self, iterator):
+        cfg, repl = self.cfg, self.replicator
+        step = self.step
+        self.g_opt.optimizer.learning_rate.assign(
+            linear_decay(step, cfg.g_lr, cfg.lr_decay_start, cfg.steps))
+        self.d_opt.optimizer.learning_rate.assign(
+            linear_decay(step, cfg.d_lr, cfg.lr_decay_start, cfg.steps))
+        phases = cfg.n_dis + 1
+        metrics = {}
+        for i in range(cfg.n_dis):
+            batches = tuple(next(iterator) for _ in range(cfg.grad_accumulation))
+            out = repl.run(self._d_replica_step, batches, step * phases + i)
+            metrics = {k: repl.reduce(v, "sum") for k, v in out.items()}  # last D update
+        out = repl.run(self._g_replica_step, step * phases + cfg.n_dis)
+        metrics.update({k: repl.reduce(v, "sum") for k, v in out.items()})
+        if self.g_ema is not None:
+            decay = cfg.ema_decay
+            for e, w in zip(self.g_ema.trainable_variables, self.generator.trainable_variables):
+                e.assign(decay * e + (1.0 - decay) * w)
+            for e, w in zip(self.g_ema.non_trainable_variables,
+                            self.generator.non_trainable_variables):
+                e.assign(w)
+        step.assign_add(1)
+        return metrics
+
+    # -- the loop -----------------------------------------------------------------------
+    @property
+    def images_per_step(self) -> int:
+        """Real images the discriminator consumes per generator step."""
+        return self.global_batch * self.cfg.n_dis
+
+    def sn_sigmas(self) -> dict[str, float]:
+        return {layer.name: float(layer.sigma.numpy()) for layer in self.discriminator.sn_layers}
+
+    def _summaries(self, step: int, metrics: dict, images: bool):
+        with self._writer.as_default(step=step):
+            for k, v in metrics.items():
+                tf.summary.scalar(f"losses/{k}" if "loss" in k else f"d_outputs/{k}", v)
+            tf.summary.scalar("lr/g", float(self.g_opt.optimizer.learning_rate.numpy()))
+            for name, sigma in self.sn_sigmas().items():
+                tf.summary.scalar(f"sigma/{name}", sigma)
+            if images:
+                n = 16 if not self.num_classes else self.num_classes * 2
+                grid = self.sampler.sample(n, seed=0, batch_size=self._sample_batch(n),
+                                           bn_mode="batch")
+                tf.summary.image("samples", (grid + 1.0) / 2.0, max_outputs=n)
+        self._writer.flush()
+
+    def _sample_batch(self, n: int) -> int:
+        r = self.replicator.num_replicas
+        return int(math.ceil(n / r) * r)
+
+    def save(self) -> str:
+        now = time.perf_counter()
+        self.train_time.assign_add(now - self._clock)
+        self._clock = now
+        return self.manager.save(checkpoint_number=int(self.step.numpy()))
+
+    @property
+    def total_train_time(self) -> float:
+        return float(self.train_time.numpy()) + time.perf_counter() - self._clock
+
+    def fit(self, eval_callback=None, until: int | None = None) -> TrainResult:
+        """Train up to `cfg.steps` (or stop early at `until`, e.g. to test resumption).
+
+        eval_callback(trainer, step) is called after every step; it decides when to score.
+        """
+        cfg = self.cfg
+        last = cfg.steps if until is None else min(until, cfg.steps)
+        start_step = int(self.step.numpy())
+        meter = ProgressMeter(cfg.steps, self.images_per_step, start_step)
+        self._clock = time.perf_counter()
+        metrics = {}
+        step = start_step
+        while step < last:
+            out = self._train_step(self.iterator)
+            metrics = {k: float(v.numpy()) for k, v in out.items()}
+            if not all(math.isfinite(v) for v in metrics.values()):
+                # Do not checkpoint the broken state: the last good checkpoint stays usable.
+                self.log(f"diverged at step {step + 1}: {metrics}")
+                return TrainResult(step, self.total_train_time,
+                                   step * self.images_per_step, diverged_at=step + 1,
+                                   last_metrics=metrics)
+            step = int(self.step.numpy())
+            if step % cfg.log_every == 0 or step == cfg.steps:
+                meter.report(step, **metrics)
+            if step % cfg.summary_every == 0 or step == cfg.steps:
+                self._summaries(step, metrics, images=step % (cfg.summary_every * 10) == 0
+                                or step == cfg.steps)
+            if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+                self.save()
+            if eval_callback is not None:
+                t = time.perf_counter()
+                eval_callback(self, step)
+                self._clock += time.perf_counter() - t  # evaluation is not training time
+        return TrainResult(step, self.total_train_time, step * self.images_per_step,
+                           last_metrics=metrics)

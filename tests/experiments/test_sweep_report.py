@@ -1,0 +1,82 @@
+"""Sweep points, run files and the report, on synthetic records (no training needed)."""
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from experiments import config as c
+from experiments import report, runfiles
+from experiments.sweep import SweepSpec
+from fake_results import fake_point as _fake_point
+
+
+def test_sweep_points_equal_steps_and_lr_scaling():
+    base = c.preset("fashion_mnist", {"train.steps": 100})
+    spec = SweepSpec(base, batch_sizes=(16, 64, 256), seeds=(0, 1), lr_scaling="sqrt")
+    points = spec.points()
+    assert [n for n, _ in points] == ["bs0016_seed0", "bs0064_seed0", "bs0256_seed0",
+                                      "bs0016_seed1", "bs0064_seed1", "bs0256_seed1"]
+    cfg = dict(points)["bs0256_seed1"]
+    assert cfg.train.global_batch_size == 256 and cfg.train.seed == 1
+    assert cfg.train.steps == 100
+    assert math.isclose(cfg.train.g_lr, 2e-4 * 2.0)  # sqrt(256 / 64)
+    assert math.isclose(dict(points)["bs0016_seed0"].train.d_lr, 2e-4 * 0.5)
+
+
+def test_sweep_points_equal_images_budget():
+    base = c.preset("fashion_mnist", {"train.steps": 100, "eval.every": 25})
+    spec = SweepSpec(base, batch_sizes=(32, 64, 128), budget="equal_images")
+    steps = {cfg.train.global_batch_size: cfg for _, cfg in spec.points()}
+    assert {b: s.train.steps for b, s in steps.items()} == {32: 200, 64: 100, 128: 50}
+    for b, cfg in steps.items():  # images seen are equal
+        assert cfg.train.steps * b == 6400
+        assert cfg.train.steps // cfg.eval.every == 4  # same number of evaluations
+
+
+def test_sweep_rejects_bad_specs():
+    base = c.preset("fashion_mnist", {"train.replicator": "cpu:4"})
+    with pytest.raises(c.ConfigError, match="not divisible by the 4 replicas"):
+        SweepSpec(base, batch_sizes=(8, 2))
+    with pytest.raises(c.ConfigError, match="lr_scaling"):
+        SweepSpec(base, lr_scaling="cubic")
+    with pytest.raises(c.ConfigError, match="budget"):
+        SweepSpec(base, budget="equal_time")
+
+
+def test_atomic_write_and_corrupt_metrics(tmp_path, capsys):
+    path = tmp_path / "run" / runfiles.METRICS
+    runfiles.atomic_write_json(str(path), {"status": "done", "config": {}, "x": np.float32(1.5)})
+    assert json.loads(path.read_text())["x"] == 1.5
+    assert runfiles.read_metrics(str(path.parent))["status"] == "done"
+    assert not [p for p in os.listdir(path.parent) if p.startswith(".tmp-")]
+    path.write_text('{"status": "do')  # a torn write from elsewhere
+    messages = []
+    assert runfiles.read_metrics(str(path.parent), log=messages.append) is None
+    assert "corrupt" in messages[0] and "recomputed" in messages[0]
+    path.write_text('{"status": "running", "config": {}}')
+    assert runfiles.read_metrics(str(path.parent), log=messages.append) is None
+
+
+def test_report_tables_plots_and_comparison(tmp_path):
+    root = str(tmp_path)
+    for seed, jitter in ((0, 0.0), (1, 0.2)):
+        for batch, is_mean, fid in ((16, 3.0, 80.0), (64, 4.0, 40.0), (512, 6.0, 20.0)):
+            _fake_point(root, batch, seed, is_mean + jitter, fid + 10 * jitter)
+    _fake_point(root, 128, 0, 0, 0, status="diverged")
+    out = report.write_report(root, log=lambda *_: None)
+    rows = {r["batch"]: r for r in out["rows"]}
+    assert rows[64]["is_mean"] == pytest.approx(4.1)
+    assert rows[64]["is_std"] == pytest.approx(np.std([4.0, 4.2], ddof=1))
+    assert rows[512]["is_change_vs_64"] == pytest.approx(100 * (6.1 / 4.1 - 1))
+    assert rows[512]["fid_change_vs_64"] == pytest.approx(100 * (21 / 41 - 1))
+    assert rows[128]["diverged"] == 1 and rows[128]["is_mean"] is None
+    md = (tmp_path / "report" / "table.md").read_text()
+    assert "| 512 | 2 | 6.10 ± 0.14 |" in md and "+48.8%" in md
+    assert "Protocol: fashion_mnist_classifier" in md and "500 generated vs 1000 real" in md
+    assert "\\pm" in (tmp_path / "report" / "table.tex").read_text()
+    assert (tmp_path / "report" / "table.csv").read_text().startswith("batch,")
+    for name in ("is_fid_vs_batch", "curves_vs_steps", "curves_vs_images", "comparison"):
+        for ext in ("png", "pdf"):
+            assert (tmp_path / "report" / f"{name}.{ext}").stat().st_size > 1000

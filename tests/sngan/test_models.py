@@ -1,0 +1,200 @@
+"""SN-GAN generator / projection discriminator: shapes, ranges, sizes, wiring, replicas."""
+import dataclasses
+import time
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from experiments.config import ModelConfig, preset
+from sngan import models
+from sngan.layers import SNConv2D, SNDense, SNEmbedding
+
+
+@pytest.fixture(autouse=True)
+def _seeded():
+    """Keras initialisers draw from its global seed: fix it so every run sees the same weights."""
+    keras.utils.set_random_seed(0)
+
+
+def _small(cfg, ch=4):
+    return dataclasses.replace(cfg, g_ch=ch, d_ch=ch)
+
+
+# Each preset's model config; 64/128 at small widths (their full sizes are counted below).
+CONFIGS = {
+    "fashion_mnist": preset("fashion_mnist").model,
+    "cifar10": preset("cifar10").model,
+    "imagenet128_ch4": _small(preset("imagenet128").model),
+    "res64_ch4": ModelConfig(resolution=64, image_channels=3, num_classes=5, z_dim=16,
+                             g_ch=4, d_ch=4),
+    "unconditional32": ModelConfig(resolution=32, image_channels=3, num_classes=0, z_dim=8,
+                                   g_ch=8, d_ch=8),
+}
+
+
+def _inputs(cfg, batch, seed=0):
+    z = tf.random.stateless_normal([batch, cfg.z_dim], seed=[seed, 0])
+    labels = tf.constant(np.arange(batch) % max(cfg.num_classes, 1), tf.int32) \
+        if cfg.num_classes else None
+    return z, labels
+
+
+def expected_g_params(cfg):
+    """Count from the architecture's description, independently of the Keras code."""
+    arch = models.ARCHITECTURES[cfg.resolution]
+    w = [m * cfg.g_ch for m in arch.g_widths]
+    per_channel_bn = 2 * cfg.num_classes if cfg.num_classes else 2  # gain + bias
+    n = cfg.z_dim * 16 * w[0] + 16 * w[0]  # linear z -> 4x4xw0
+    for cin, cout in zip(w, w[1:]):
+        n += per_channel_bn * (cin + cout)  # two conditional BNs
+        n += (9 * cin * cout + cout) + (9 * cout * cout + cout) + (cin * cout + cout)
+    return n + 2 * w[-1] + 9 * w[-1] * cfg.image_channels + cfg.image_channels
+
+
+def expected_d_params(cfg):
+    arch = models.ARCHITECTURES[cfg.resolution]
+    cin, n = cfg.image_channels, 0
+    for i, (m, down) in enumerate(arch.d_blocks):
+        cout = m * cfg.d_ch
+        hidden = cout if i == 0 else cin
+        n += 9 * cin * hidden + hidden + 9 * hidden * cout + cout
+        if i == 0 or down or cin != cout:
+            n += cin * cout + cout
+        cin = cout
+    n += cin + (1 if arch.d_head_bias else 0)
+    return n + cfg.num_classes * cin
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_output_shapes_and_ranges(name):
+    cfg = CONFIGS[name]
+    g, d = models.build_generator(cfg), models.build_discriminator(cfg)
+    z, labels = _inputs(cfg, 3)
+    r, c = cfg.resolution, cfg.image_channels
+    for training in (True, False):
+        images = g(z, labels, training=training).numpy()
+        assert images.shape == (3, r, r, c)
+        assert np.isfinite(images).all() and np.abs(images).max() <= 1.0
+        assert images.std() > 0.05  # not a constant image
+        logits = d(images, labels, training=training).numpy()
+        assert logits.shape == (3,) and np.isfinite(logits).all()
+    assert models.count_params(g) == expected_g_params(cfg)
+    assert models.count_params(d) == expected_d_params(cfg)
+
+
+def test_full_imagenet128_parameter_counts():
+    """The TF-Replicator study's models at full width (ch 64, 1000 classes)."""
+    cfg = preset("imagenet128").model
+    start = time.perf_counter()
+    g, d = models.build_generator(cfg), models.build_discriminator(cfg)
+    n_g, n_d = models.count_params(g), models.count_params(d)
+    print(f"imagenet128: G {n_g:,} D {n_d:,} params, built in "
+          f"{time.perf_counter() - start:.1f} s")
+    assert n_g == expected_g_params(cfg) == 41_996_931
+    assert n_d == expected_d_params(cfg) == 30_041_857
+    assert [l.filters for l in (blk.conv2 for blk in g.blocks)] == [1024, 512, 256, 128, 64]
+    assert [blk.conv2.filters for blk in d.blocks] == [64, 128, 256, 512, 1024, 1024]
+    assert d.embed.kernel.shape == (1000, 1024)
+
+
+def test_preset_parameter_counts():
+    counts = {}
+    for name in ("fashion_mnist", "cifar10"):
+        cfg = preset(name).model
+        counts[name] = (models.count_params(models.build_generator(cfg)),
+                        models.count_params(models.build_discriminator(cfg)))
+    print(counts)
+    assert counts == {"fashion_mnist": (96_129, 66_528), "cifar10": (4_304_387, 1_055_104)}
+
+
+def test_unconditional_variant_needs_no_labels():
+    cfg = CONFIGS["unconditional32"]
+    g, d = models.build_generator(cfg), models.build_discriminator(cfg)
+    images = g(tf.random.normal([2, cfg.z_dim]), training=True)
+    assert d(images).shape == (2,)
+    assert d.embed is None and not any(isinstance(l, SNEmbedding) for l in d.sn_layers)
+    assert all(blk.bn1.gain.shape == (8,) for blk in g.blocks)
+
+
+def test_projection_logit_is_linear_plus_class_embedding_dot_features():
+    cfg = ModelConfig(resolution=32, image_channels=1, num_classes=4, z_dim=8, g_ch=4, d_ch=6)
+    d = models.build_discriminator(cfg)
+    x = tf.random.stateless_normal([3, 32, 32, 1], seed=[1, 2])
+    h = x
+    for block in d.blocks:
+        h = block(h)
+    h = tf.reduce_sum(tf.nn.relu(h), axis=(1, 2)).numpy()  # [3, 6]
+    w = d.linear.normalized_kernel().numpy()
+    e = d.embed.normalized_kernel().numpy()
+    for y in ([0, 1, 2], [3, 3, 0]):
+        expected = h @ w[:, 0] + np.sum(e[y] * h, axis=1)
+        np.testing.assert_allclose(d(x, tf.constant(y)), expected, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="needs labels"):
+        d(x)
+
+
+def test_generator_is_class_conditional():
+    cfg = ModelConfig(resolution=32, image_channels=3, num_classes=3, z_dim=8, g_ch=8, d_ch=8)
+    g = models.build_generator(cfg)
+    rng = np.random.default_rng(0)
+    for blk in g.blocks:  # at init every class has gain 1 / bias 0; make them differ
+        for bn in (blk.bn1, blk.bn2):
+            bn.gain.assign(1 + 0.3 * rng.normal(size=bn.gain.shape))
+            bn.bias.assign(0.3 * rng.normal(size=bn.bias.shape))
+    z = tf.tile(tf.random.normal([1, 8]), [4, 1])
+    images = g(z, tf.constant([0, 0, 1, 2]), training=False).numpy()
+    np.testing.assert_array_equal(images[0], images[1])
+    assert np.abs(images[0] - images[2]).max() > 1e-2
+    assert np.abs(images[2] - images[3]).max() > 1e-2
+
+
+def test_bn_and_sn_layer_lists_and_their_updates():
+    cfg = CONFIGS["res64_ch4"]
+    g, d = models.build_generator(cfg), models.build_discriminator(cfg)
+    assert len(g.bn_layers) == 2 * 4 + 1
+    assert all(isinstance(b, keras.layers.BatchNormalization) for b in g.bn_layers)
+    assert all(not b.center and not b.scale and b.synchronized for b in g.bn_layers)
+    # 5 blocks x (conv1, conv2, shortcut) + linear + embedding
+    assert len(d.sn_layers) == 17
+    assert {type(l) for l in d.sn_layers} == {SNConv2D, SNDense, SNEmbedding}
+    names = [l.name for l in d.sn_layers]  # sigma summaries are keyed by layer name
+    assert len(set(names)) == len(names) and names[:3] == [
+        "block1_conv1", "block1_conv2", "block1_shortcut"]
+
+    z, labels = _inputs(cfg, 4)
+    images = g(z, labels, training=False)
+    d(images, labels, training=False)
+    assert all(np.all(b.moving_mean.numpy() == 0) for b in g.bn_layers)
+    assert all(l.sigma.numpy() == 1.0 for l in d.sn_layers)  # never written yet
+
+    u_before = [l.u.numpy() for l in d.sn_layers]
+    images = g(z, labels, training=True)
+    d(images, labels, training=True)
+    assert all(np.abs(b.moving_mean.numpy()).max() > 0 for b in g.bn_layers)
+    assert all(np.abs(l.u.numpy() - u).max() > 0 for l, u in zip(d.sn_layers, u_before))
+    assert all(l.sigma.numpy() != 1.0 for l in d.sn_layers)
+
+
+def test_generator_on_4_replicas_equals_one_device_with_cross_replica_bn(strategy4):
+    """Cross-replica BN makes a G step on 4 shards identical to one on the global batch."""
+    cfg = ModelConfig(resolution=32, image_channels=1, num_classes=3, z_dim=8, g_ch=8, d_ch=8)
+    z, labels = _inputs(cfg, 8, seed=3)
+    z = z + tf.repeat(tf.range(4, dtype=tf.float32), 2)[:, None]  # shards differ
+    one = models.build_generator(cfg)
+    with strategy4.scope():
+        g = models.build_generator(cfg)
+        g.set_weights(one.get_weights())
+    expected = one(z, labels, training=True).numpy()
+    shards = strategy4.experimental_distribute_values_from_function(
+        lambda ctx: (z[2 * ctx.replica_id_in_sync_group:][:2],
+                     labels[2 * ctx.replica_id_in_sync_group:][:2]))
+    out = tf.function(lambda s: strategy4.run(
+        lambda zz, yy: g(zz, yy, training=True), args=s))(shards)
+    # (per-replica BN differing from this is checked on the layer, test_layers.py)
+    np.testing.assert_allclose(np.concatenate(strategy4.experimental_local_results(out)),
+                               expected, atol=2e-5)
+    for bn_one, bn_four in zip(one.bn_layers, g.bn_layers):
+        for replica_mean in bn_four.moving_mean.value.values:
+            np.testing.assert_allclose(replica_mean, bn_one.moving_mean.numpy(), atol=1e-6)

@@ -1,0 +1,159 @@
+"""The trainer: resume equals uninterrupted, config changes refused, divergence recorded,
+replica-count independence of training and sampling, and (slow) real learning."""
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import replication
+from experiments import config as c
+from sngan.training import ConfigMismatchError, GANTrainer
+
+TINY = {"model.g_ch": 8, "model.d_ch": 8, "model.z_dim": 16, "train.global_batch_size": 8,
+        "train.n_dis": 2, "train.steps": 4, "train.checkpoint_every": 2,
+        "train.log_every": 100, "train.summary_every": 2, "eval.batch_size": 8}
+
+
+def tiny_cfg(**overrides):
+    return c.preset("fashion_mnist", {**TINY, **{k.replace("__", "."): v
+                                                  for k, v in overrides.items()}})
+
+
+def synthetic_input_fn(global_batch, seed=0, poison=False):
+    """Random 'images' and labels; deterministic order, like the real pipeline."""
+    rng = np.random.default_rng(seed)
+    images = rng.uniform(-1, 1, (256, 32, 32, 1)).astype(np.float32)
+    if poison:
+        images[:] = np.nan
+    labels = rng.integers(0, 10, 256).astype(np.int32)
+
+    def input_fn_for(skip_batches):
+        def input_fn(ctx=None):
+            b = ctx.get_per_replica_batch_size(global_batch) if ctx else global_batch
+            ds = tf.data.Dataset.from_tensor_slices((images, labels))
+            ds = ds.shuffle(256, seed=seed, reshuffle_each_iteration=True).repeat()
+            return ds.skip(skip_batches * global_batch).batch(b, drop_remainder=True)
+        return input_fn
+    return input_fn_for
+
+
+def make(tmp_path, cfg, spec="default", name="run", poison=False):
+    repl = replication.make_replicator(spec)
+    return GANTrainer(cfg.model, cfg.train, repl,
+                      synthetic_input_fn(cfg.train.global_batch_size, poison=poison),
+                      str(tmp_path / name), config_dict=cfg.to_dict(), log=lambda *_: None)
+
+
+def weights(trainer):
+    return {v.path: v.numpy() for m in (trainer.generator, trainer.discriminator)
+            for v in m.weights} | {
+        f"opt/{i}": v.numpy() for i, v in enumerate(trainer.d_opt.optimizer.variables)}
+
+
+def test_resume_equals_uninterrupted(tmp_path):
+    cfg = tiny_cfg()
+    full = make(tmp_path, cfg, name="full")
+    full.fit()
+    part = make(tmp_path, cfg, name="part")
+    part.fit(until=2)  # "killed" after the step-2 checkpoint
+    del part
+    resumed = make(tmp_path, cfg, name="part")
+    assert resumed.restored_step == 2
+    result = resumed.fit()
+    assert result.steps == 4
+    a, b = weights(full), weights(resumed)
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    # SN u vectors are part of the restored state
+    assert any("/u" in k or k.endswith("u") for k in a)
+
+
+def test_resume_with_changed_config_is_refused(tmp_path):
+    cfg = tiny_cfg()
+    make(tmp_path, cfg).fit(until=2)
+    changed = tiny_cfg(train__n_dis=3)
+    with pytest.raises(ConfigMismatchError, match="train.n_dis"):
+        make(tmp_path, changed)
+    # logging cadence may change without refusal
+    make(tmp_path, tiny_cfg(train__log_every=7))
+
+
+def test_divergence_is_recorded_and_checkpoint_kept(tmp_path):
+    cfg = tiny_cfg()
+    trainer = make(tmp_path, cfg, poison=True)
+    result = trainer.fit()
+    assert result.diverged_at == 1
+    assert result.steps == 0
+    assert trainer.manager.latest_checkpoint is None  # nothing broken was saved
+
+
+def test_training_and_sampling_do_not_depend_on_replica_count(tmp_path):
+    cfg = tiny_cfg(train__steps=2)
+    one = make(tmp_path, cfg, "default", name="one")
+    one.fit()
+    cfg4 = tiny_cfg(train__steps=2, train__replicator="cpu:4")
+    four = make(tmp_path, cfg4, "cpu:4", name="four")
+    four.fit()
+    a, b = weights(one), weights(four)
+    compared = 0
+    for k in a:
+        if k.startswith("generator/") and k.endswith("bias") and "final" not in k:
+            # These biases feed a batch norm, so their gradient is zero in exact arithmetic:
+            # Adam turns the round-off left of it into lr-sized steps on any device count.
+            continue
+        rel = np.abs(a[k] - b[k]).max() / max(np.abs(a[k]).max(), 1e-3)
+        assert rel < 1e-3, (k, rel)
+        compared += 1
+    assert compared > 40
+    s1 = one.sampler.sample(16, seed=3, batch_size=8)
+    s4 = four.sampler.sample(16, seed=3, batch_size=8)
+    np.testing.assert_allclose(s1, s4, atol=1e-4)
+    # moving statistics are untouched by sampling in 'batch' and 'standing' modes
+    before = [bn.moving_mean.numpy().copy() for bn in one.generator.bn_layers]
+    std = one.sampler.sample(16, seed=3, batch_size=8, bn_mode="standing", standing_batches=3)
+    mov = one.sampler.sample(16, seed=3, batch_size=8, bn_mode="moving")
+    for x, bn in zip(before, one.generator.bn_layers):
+        np.testing.assert_array_equal(x, bn.moving_mean.numpy())
+    assert np.abs(std - s1).max() > 1e-4 and np.abs(mov - s1).max() > 1e-4
+
+
+def test_checkpoints_summaries_and_config_written(tmp_path):
+    cfg = tiny_cfg(train__ema_decay=0.5, train__lr_decay_start=1)
+    trainer = make(tmp_path, cfg)
+    trainer.fit()
+    run = tmp_path / "run"
+    assert json.loads((run / "config.json").read_text()) == cfg.to_dict()
+    assert tf.train.latest_checkpoint(str(run / "checkpoints")).endswith("-4")
+    assert any(f.startswith("events") for f in os.listdir(run / "tensorboard"))
+    # linear decay reached 0 at the last step; EMA generator differs from the raw one
+    assert trainer.g_opt.optimizer.learning_rate.numpy() == pytest.approx(2e-4 * (1 - 3 / 3))
+    ema = trainer.g_ema.trainable_variables[0].numpy()
+    raw = trainer.generator.trainable_variables[0].numpy()
+    assert not np.allclose(ema, raw)
+
+
+@pytest.mark.slow
+def test_a_few_hundred_steps_on_fashion_mnist_learn(tmp_path):
+    from experiments import data
+    cfg = c.preset("fashion_mnist", {"train.global_batch_size": 32, "train.steps": 300,
+                                     "train.n_dis": 1, "train.checkpoint_every": 300,
+                                     "train.log_every": 100, "train.summary_every": 300,
+                                     "model.g_ch": 16, "model.d_ch": 16})
+    repl = replication.make_replicator("default")
+    trainer = GANTrainer(cfg.model, cfg.train, repl,
+                         lambda skip: data.make_input_fn(cfg.data, 32, "train", seed=0,
+                                                         skip_batches=skip),
+                         str(tmp_path / "run"), log=lambda *_: None)
+    x0 = trainer.sampler.sample(64, seed=5, batch_size=64)
+    trainer.fit()
+    x1 = trainer.sampler.sample(64, seed=5, batch_size=64)
+    real, labels = next(iter(data.make_input_fn(cfg.data, 64, "test", seed=1)()))
+    d_real = trainer.discriminator(real, labels, training=False).numpy().mean()
+    d_fake = trainer.discriminator(x1, np.arange(64) % 10, training=False).numpy().mean()
+    assert d_real - d_fake > 0.1, (d_real, d_fake)
+    assert np.abs(x1 - x0).mean() > 0.1
+    # samples moved towards the data: background pixels (image corners) become dark
+    assert x1[:, :2, :2].mean() < x0[:, :2, :2].mean() - 0.1
