@@ -121,7 +121,7 @@ class TrainConfig:
     ema_decay: float | None = None  # EMA of generator weights, e.g. 0.9999
     grad_accumulation: int = 1  # micro-batches per optimizer update
     replicator: str = "default"
-    jit_compile: bool = False
+    jit_compile: bool | None = None  # None: XLA on GPU/TPU, off on CPU (slower there)
     seed: int = 0
     checkpoint_every: int = 500
     summary_every: int = 50

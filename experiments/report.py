@@ -110,21 +110,26 @@ def _fmt(v, digits=2, std=None):
     return text + (f" ± {std:.{digits}f}" if std is not None else "")
 
 
+def _fmt_g(v, std=None):
+    """KID's scale follows the feature norm, so print significant digits, not decimals."""
+    if v is None:
+        return "-"
+    return f"{v:.3g}" + (f" ± {std:.2g}" if std is not None else "")
+
+
 def _pct(v):
     return "-" if v is None else f"{v:+.1f}%"
 
 
-COLUMNS = ["batch", "seeds", "IS", "FID", "KID x1e3", "IS vs 64", "FID vs 64", "steps",
+COLUMNS = ["batch", "seeds", "IS", "FID", "KID", "IS vs 64", "FID vs 64", "steps",
            "images seen", "wall time (min)", "diverged"]
 
 
 def table_cells(rows: list[dict]) -> list[list[str]]:
     cells = []
     for r in rows:
-        kid = r["kid"] * 1e3 if r["kid"] is not None else None
-        kid_std = r["kid_std"] * 1e3 if r["kid_std"] is not None else None
         cells.append([str(r["batch"]), str(r["seeds"]), _fmt(r["is_mean"], 2, r["is_std"]),
-                      _fmt(r["fid"], 2, r["fid_std"]), _fmt(kid, 2, kid_std),
+                      _fmt(r["fid"], 2, r["fid_std"]), _fmt_g(r["kid"], r["kid_std"]),
                       _pct(r["is_change_vs_64"]), _pct(r["fid_change_vs_64"]), str(r["steps"]),
                       f"{r['images_seen']:,}", f"{r['wall_time_s'] / 60:.1f}",
                       str(r["diverged"])])
@@ -142,7 +147,7 @@ def protocol_text(records: list[dict]) -> str:
     return (f"Protocol: {p.get('classifier')} ({str(p.get('classifier_version'))[:12]}), "
             f"{p.get('n_fake')} generated vs {p.get('n_real')} real "
             f"({cfg['data']['name']} {p.get('reference_split')} split), "
-            f"{p.get('is_splits')} IS splits, resize {p.get('resize_method')}, "
+            f"{p.get('is_splits')} IS splits, resize {p.get('resize_method') or 'none'}, "
             f"generator BN mode '{p.get('bn_mode')}', eval seed {p.get('seed')}, "
             f"{done[0]['replicas']} replica(s); IS ± is the {std_kind}; KID ± over subsets "
             f"(one seed) or seeds. Training: preset {cfg['preset']}, n_dis {cfg['train']['n_dis']}, "

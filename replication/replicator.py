@@ -65,6 +65,15 @@ class Replicator:
         return (f"Replicator({self.spec!r}, replicas={self.num_replicas}, "
                 f"workers={self.num_workers}, worker_index={self.worker_index})")
 
+    @property
+    def device_kind(self) -> str:
+        """'TPU', 'GPU' or 'CPU': the kind of device the replicas run on."""
+        try:
+            devices = " ".join(self.strategy.extended.worker_devices).upper()
+        except RuntimeError:  # the default strategy: TensorFlow's default placement
+            devices = "GPU:" if tf.config.list_logical_devices("GPU") else "CPU:"
+        return next((k for k in ("TPU", "GPU") if f"{k}:" in devices), "CPU")
+
     # -- construction of state -------------------------------------------------------------
     def context(self):
         """Context manager: variables (model, optimizer, metrics) created inside are replicated."""

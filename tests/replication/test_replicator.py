@@ -161,3 +161,11 @@ def test_new_replicators_over_the_same_devices_get_their_own_collective_keys():
         repl = replication.make_replicator("cpu:2")
         step = tf.function(lambda: repl.run(lambda: replication.all_reduce(tf.ones(shape))))
         np.testing.assert_array_equal(repl.local_results(step())[1], np.full(shape, 2.0))
+
+
+def test_device_kind_on_this_machine():
+    import tensorflow as tf
+    from replication import make_replicator
+    expected = "GPU" if tf.config.list_logical_devices("GPU") else "CPU"
+    assert make_replicator("default").device_kind == expected
+    assert make_replicator("cpu:2").device_kind == "CPU"

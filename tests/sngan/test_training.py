@@ -128,8 +128,9 @@ def test_checkpoints_summaries_and_config_written(tmp_path):
     assert json.loads((run / "config.json").read_text()) == cfg.to_dict()
     assert tf.train.latest_checkpoint(str(run / "checkpoints")).endswith("-4")
     assert any(f.startswith("events") for f in os.listdir(run / "tensorboard"))
-    # linear decay reached 0 at the last step; EMA generator differs from the raw one
-    assert trainer.g_opt.optimizer.learning_rate.numpy() == pytest.approx(2e-4 * (1 - 3 / 3))
+    # linear decay from step 1 towards 0 at step 4: the last update (step index 3) used 1/3
+    assert trainer.g_opt.optimizer.learning_rate.numpy() == pytest.approx(2e-4 * (1 - 2 / 3))
+    # EMA generator differs from the raw one
     ema = trainer.g_ema.trainable_variables[0].numpy()
     raw = trainer.generator.trainable_variables[0].numpy()
     assert not np.allclose(ema, raw)
