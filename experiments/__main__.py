@@ -14,6 +14,10 @@ from experiments import config as config_lib
 from experiments.sweep import DEFAULT_BATCH_SIZES
 
 DEFAULT_OUT = "runs/batch_size_sweep"
+# Errors that say what is wrong and how to fix it (bad config, missing data, weights or
+# devices); anything else is a bug and keeps its traceback.
+USER_ERRORS = {"ConfigError", "DatasetError", "ConfigMismatchError", "InceptionUnavailable",
+               "SpecError", "DeviceUnavailableError", "FileNotFoundError"}
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -69,6 +73,13 @@ def _replicator(spec: str):
     return replication.make_replicator(spec)
 
 
+def _worker_dir(out: str, replicator) -> str:
+    """Under multiworker every worker trains; only the chief's files are the results."""
+    if replicator.worker_index == 0:
+        return out
+    return os.path.join(out, f".worker{replicator.worker_index}")
+
+
 def cmd_sweep(args):
     from experiments.sweep import SweepSpec, run_sweep
     base = _config_from_args(args)
@@ -85,7 +96,7 @@ def cmd_sweep(args):
     replicator = _replicator(base.train.replicator)
     from experiments.evaluate import Evaluator
     evaluator = Evaluator(base)
-    run_sweep(spec, args.out, replicator, evaluator)
+    run_sweep(spec, _worker_dir(args.out, replicator), replicator, evaluator)
     return 0
 
 
@@ -95,7 +106,7 @@ def cmd_train(args):
     replicator = _replicator(cfg.train.replicator)
     from experiments.evaluate import Evaluator
     from experiments.point import run_point
-    record = run_point(cfg, out, replicator, Evaluator(cfg))
+    record = run_point(cfg, _worker_dir(out, replicator), replicator, Evaluator(cfg))
     print(json.dumps({k: record.get(k) for k in ("status", "steps", "images_seen",
                                                  "train_wall_time_s")}, indent=2))
     if record["status"] == "done":
@@ -148,18 +159,24 @@ def cmd_report(args):
 def cmd_reference_stats(args):
     cfg = _config_from_args(args)
     from experiments import classifiers, reference_stats
-    from experiments.evaluate import default_cache_dir
     clf = classifiers.load_classifier(cfg.eval)
-    feats = reference_stats.reference_activations(cfg.data, cfg.eval, clf,
-                                                  args.cache_dir or default_cache_dir())
+    feats = reference_stats.reference_activations(cfg.data, cfg.eval, clf, args.cache_dir)
     print(f"reference features: {feats.shape} for {cfg.data.name}/{cfg.eval.reference_split} "
           f"with {clf.name}")
     return 0
 
 
+def cmd_prepare_data(args):
+    cfg = _config_from_args(args)
+    from experiments import data
+    where = data.prepare_dataset(cfg.data, allow_download=args.allow_download)
+    print(f"{cfg.data.name} is ready in {where}")
+    return 0
+
+
 def cmd_train_classifier(args):
     from experiments.classifiers import fashion_mnist
-    info = fashion_mnist.train_classifier(args.out, epochs=args.epochs, seed=args.seed)
+    info = fashion_mnist.train_classifier(args.out, epochs=args.epochs, seed=args.seed)  # None: defaults
     print(json.dumps(info, indent=2))
     return 0
 
@@ -205,6 +222,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir")
     p.set_defaults(func=cmd_reference_stats)
 
+    p = sub.add_parser("prepare-data", help="check or prepare a dataset (TFDS build; offline "
+                                            "unless --allow-download)")
+    _add_config_args(p)
+    p.add_argument("--allow-download", action="store_true",
+                   help="let TFDS download the dataset (never done otherwise)")
+    p.set_defaults(func=cmd_prepare_data)
+
     p = sub.add_parser("train-classifier", help="train the shipped Fashion-MNIST classifier")
     p.add_argument("--out", default=None, help="weights path (default: the shipped asset)")
     p.add_argument("--epochs", type=int, default=None)
@@ -217,8 +241,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except config_lib.ConfigError as e:
-        print(f"configuration error: {e}", file=sys.stderr)
+    except Exception as e:  # user-facing errors get one clear line, not a traceback
+        if type(e).__name__ not in USER_ERRORS:
+            raise
+        print(f"error: {e}", file=sys.stderr)
         return 2
 
 

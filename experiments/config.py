@@ -329,7 +329,7 @@ def _fashion_mnist() -> RunConfig:
         train=TrainConfig(global_batch_size=64, steps=200, n_dis=2, checkpoint_every=50,
                           summary_every=25, log_every=25),
         eval=EvalConfig.for_protocol("fast", classifier="fashion_mnist_classifier",
-                                     sample_class=0),
+                                     sample_class=9, every=50),
     )
 
 
@@ -341,7 +341,7 @@ def _cifar10() -> RunConfig:
         model=ModelConfig(resolution=32, image_channels=3, num_classes=10, z_dim=128,
                           g_ch=256, d_ch=128),
         train=TrainConfig(global_batch_size=64, steps=50_000, n_dis=5,
-                          lr_decay_start=0, checkpoint_every=2_000, summary_every=500,
+                          checkpoint_every=2_000, summary_every=500,
                           log_every=100),
         eval=EvalConfig.for_protocol("sngan_paper", classifier="inception", every=5_000),
     )

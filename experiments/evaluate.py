@@ -1,7 +1,6 @@
 """Score a generator with the run's protocol: IS, FID and KID against cached real features."""
 from __future__ import annotations
 
-import os
 import time
 
 from experiments import classifiers, reference_stats, scoring
@@ -36,7 +35,3 @@ class Evaluator:
                  f"FID {scores['fid']:.3f} KID {scores['kid_mean']:.4f} ({wall:.1f} s)")
         return scores
 
-
-def default_cache_dir() -> str:
-    return os.environ.get("SNGAN_CACHE_DIR",
-                          os.path.join(os.path.expanduser("~"), ".cache", "sngan_study"))

@@ -81,12 +81,25 @@ def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator, log=print) -
     points = spec.points()
     t0 = time.perf_counter()
     from experiments.point import run_point  # TensorFlow-heavy; keep `report` importable alone
+    from sngan.progress import format_duration
+
+    def cost(cfg):  # work of a point, for the sweep's ETA: images through D and G
+        return cfg.train.global_batch_size * cfg.train.steps * (cfg.train.n_dis + 1)
+
+    remaining = sum(cost(cfg) for _, cfg in points)
+    done_cost, done_time = 0, 0.0
     for i, (name, cfg) in enumerate(points, 1):
+        eta = (format_duration(done_time / done_cost * remaining) if done_cost else "?")
         log(f"=== point {i}/{len(points)}: {name} (batch {cfg.train.global_batch_size}, "
             f"{cfg.train.steps} G steps, lr x{spec.lr_factor(cfg.train.global_batch_size):.3g}) "
-            f"| sweep elapsed {time.perf_counter() - t0:.0f} s")
+            f"| sweep elapsed {format_duration(time.perf_counter() - t0)}, ETA {eta}")
+        t = time.perf_counter()
         run_point(cfg, os.path.join(out_dir, "points", name), replicator, evaluator, log=log,
                   extra=dict(point=name, sweep_lr_scaling=spec.lr_scaling,
                              sweep_budget=spec.budget))
+        remaining -= cost(cfg)
+        if time.perf_counter() - t > 1.0:  # computed now, not a finished point skipped
+            done_cost += cost(cfg)
+            done_time += time.perf_counter() - t
     log(f"sweep finished in {time.perf_counter() - t0:.0f} s")
     return report.write_report(out_dir, log)
