@@ -248,5 +248,14 @@ def main(argv=None) -> int:
         return 2
 
 
+def _exit_now(code: int) -> None:
+    """Exit without interpreter teardown, where TensorFlow can block forever destroying
+    tf.data iterators with live prefetch threads. All results are written (atomically)
+    and flushed before this point."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit_now(main())
