@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from experiments.classifiers.base import run_in_batches
+from experiments.classifiers.base import file_sha256, run_in_batches
 
 NAME = "fashion_mnist_classifier"
 ASSETS_DIR = Path(__file__).resolve().parents[1] / "assets"
@@ -110,14 +110,6 @@ def load_weights(model, path: str | os.PathLike) -> None:
             raise ValueError(f"{path}: {key} has shape {stored[key].shape}, "
                              f"the classifier wants {tuple(var.shape)}")
         var.assign(stored[key])
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # -- the scorer --------------------------------------------------------------------------------

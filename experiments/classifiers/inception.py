@@ -18,7 +18,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from experiments.classifiers.base import run_in_batches
+from experiments.classifiers.base import run_in_batches, update_hash
 
 NAME = "inception"
 ENV_VAR = "SNGAN_INCEPTION_PATH"
@@ -136,9 +136,7 @@ def _version(path: str) -> str:
     files = [root / "saved_model.pb"] + sorted((root / "variables").glob("*"))
     for file in files:
         h.update(file.relative_to(root).as_posix().encode() + b"\0")
-        with open(file, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
+        update_hash(h, file)
     return h.hexdigest()
 
 

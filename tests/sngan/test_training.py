@@ -111,6 +111,15 @@ def test_training_and_sampling_do_not_depend_on_replica_count(tmp_path):
     s1 = one.sampler.sample(16, seed=3, batch_size=8)
     s4 = four.sampler.sample(16, seed=3, batch_size=8)
     np.testing.assert_allclose(s1, s4, atol=1e-4)
+    # ... and so do the scores (shipped classifier, real Fashion-MNIST test images)
+    from experiments import classifiers, data, scoring
+    ev = c.EvalConfig(protocol="custom", num_fake=16, num_real=64, is_splits=2, batch_size=8,
+                      kid_subsets=2)
+    clf = classifiers.load_classifier(ev)
+    _, real = clf.activations(data.fashion_mnist_images("test")[0][:64])
+    a1, a4 = (scoring.score_images(x, clf, real, ev) for x in (s1, s4))
+    for key in ("is_mean", "fid", "kid_mean"):
+        assert a1[key] == pytest.approx(a4[key], rel=1e-4, abs=1e-6), key
     # moving statistics are untouched by sampling in 'batch' and 'standing' modes
     before = [bn.moving_mean.numpy().copy() for bn in one.generator.bn_layers]
     std = one.sampler.sample(16, seed=3, batch_size=8, bn_mode="standing", standing_batches=3)
