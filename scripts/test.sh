@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up (idempotent) and run the test suite: what CI runs. About 7 minutes on 2 CPU cores.
+# Set up (idempotent) and run the test suite: what CI runs. About 5 minutes on 2 CPU cores.
 #   scripts/test.sh            every test, the slow ones (~1 min: real Fashion-MNIST training
 #                              and the full test split through the classifier) included
 #   scripts/test.sh --fast     only the fast tests (as plain `pytest` does)
