@@ -27,7 +27,6 @@ import time
 from dataclasses import dataclass
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 import replication

@@ -1,9 +1,7 @@
 """The study notebook runs headlessly against a small results directory."""
-import os
 import pathlib
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
 
 from fake_results import fake_sweep
