@@ -19,21 +19,24 @@ COMPARISON_SAMPLES = 8
 COMPARISON_SEED = 2019  # same z in every run: rows of the comparison figure are comparable
 
 
-def comparison_samples(trainer: GANTrainer, cfg: RunConfig) -> np.ndarray:
-    """Same latents, same class, for the batch-size comparison figure (the 'orange' rows)."""
-    n = COMPARISON_SAMPLES
-    labels = np.full([n], cfg.eval.sample_class if cfg.model.num_classes else 0, np.int32)
-    return trainer.sampler.sample(n, seed=COMPARISON_SEED, labels=labels,
+def _sample(trainer: GANTrainer, cfg: RunConfig, labels: np.ndarray, seed: int) -> np.ndarray:
+    """Samples for the given labels with the run's evaluation BN settings."""
+    return trainer.sampler.sample(len(labels), seed=seed, labels=labels,
                                   bn_mode=cfg.eval.bn_mode, batch_size=cfg.eval.batch_size,
                                   standing_batches=cfg.eval.standing_batches)
+
+
+def comparison_samples(trainer: GANTrainer, cfg: RunConfig) -> np.ndarray:
+    """Same latents, same class, for the batch-size comparison figure (the 'orange' rows)."""
+    labels = np.full([COMPARISON_SAMPLES],
+                     cfg.eval.sample_class if cfg.model.num_classes else 0, np.int32)
+    return _sample(trainer, cfg, labels, COMPARISON_SEED)
 
 
 def class_grid_samples(trainer: GANTrainer, cfg: RunConfig, per_class: int = 8) -> np.ndarray:
     classes = max(cfg.model.num_classes, 1)
     labels = np.repeat(np.arange(classes, dtype=np.int32), per_class)
-    images = trainer.sampler.sample(len(labels), seed=COMPARISON_SEED + 1, labels=labels,
-                                    bn_mode=cfg.eval.bn_mode, batch_size=cfg.eval.batch_size,
-                                    standing_batches=cfg.eval.standing_batches)
+    images = _sample(trainer, cfg, labels, COMPARISON_SEED + 1)
     return images.reshape((classes, per_class) + images.shape[1:])
 
 

@@ -43,13 +43,6 @@ class ConfigMismatchError(RuntimeError):
     """A run directory holds a checkpoint made with a different configuration."""
 
 
-class DivergedError(RuntimeError):
-    def __init__(self, step: int, values: dict):
-        super().__init__(f"diverged at step {step}: non-finite values {values}")
-        self.step = step
-        self.values = values
-
-
 @dataclass
 class TrainResult:
     steps: int
