@@ -1,6 +1,6 @@
 """TF-Replicator's programming model on tf.distribute: input_fn + step_fn, run on N replicas.
 
-Knows tf.distribute; knows nothing of GANs. See replication/README_SECTION.md for an example.
+Knows tf.distribute; knows nothing of GANs. The README's `replication/` section has an example.
 
 Names are re-exported lazily (PEP 562), so `python -m replication.launch`, which only starts
 processes, does not import TensorFlow.
@@ -14,8 +14,9 @@ _EXPORTS = {
     "launch": ["LaunchError", "WorkerResult", "launch_workers"],
     "randomness": ["global_normal", "global_uniform_int", "replica_normal",
                    "replica_uniform_int", "stream_key"],
-    "replicator": ["SPEC_FORMS", "DeviceUnavailableError", "ReplicatedOptimizer", "Replicator",
-                   "SpecError", "make_replicator"],
+    "replicator": ["DeviceUnavailableError", "ReplicatedOptimizer", "Replicator",
+                   "make_replicator"],
+    "specs": ["SPEC_FORMS", "ReplicatorSpec", "SpecError", "parse_spec"],
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)

@@ -130,7 +130,7 @@ def launch_workers(command: list[str], num_workers: int, timeout_s: float, *,
     deadline = time.monotonic() + timeout_s
     timed_out = False
     try:
-        for i, tf_config in enumerate(tf_configs(num_workers)):
+        for tf_config in tf_configs(num_workers):
             out, err = ((tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+"))
                         if capture else (None, None))
             logs.append((out, err))

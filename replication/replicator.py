@@ -22,27 +22,20 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 import socket
 import threading
 
 import keras
 import tensorflow as tf
 
+from common.errors import UserError
 from replication import devices
+from replication.specs import SPEC_FORMS, SpecError, parse_spec  # noqa: F401  (re-exported)
 
-SPEC_FORMS = ("default", "cpu", "cpu:N", "gpu", "gpu:N", "multiworker", "tpu", "tpu:ADDRESS")
 _REDUCE_OPS = {"sum": tf.distribute.ReduceOp.SUM, "mean": tf.distribute.ReduceOp.MEAN}
 
 
-class SpecError(ValueError):
-    """A replicator spec is malformed (the message lists the accepted forms)."""
-
-    def __init__(self, spec, why: str):
-        super().__init__(f"replicator spec {spec!r}: {why}; expected one of {SPEC_FORMS}")
-
-
-class DeviceUnavailableError(RuntimeError):
+class DeviceUnavailableError(UserError, RuntimeError):
     """A well-formed spec asks for hardware or cluster configuration this process lacks."""
 
 
@@ -79,7 +72,7 @@ class Replicator:
         """Context manager: variables (model, optimizer, metrics) created inside are replicated."""
         return self.strategy.scope()
 
-    def wrap_optimizer(self, optimizer, variables=None) -> "ReplicatedOptimizer":
+    def wrap_optimizer(self, optimizer, variables=None) -> ReplicatedOptimizer:
         """Make a Keras 3 optimizer usable inside `run`; see ReplicatedOptimizer.
 
         Pass `variables` to build its slots now (under the scope), or call `.build` later.
@@ -249,28 +242,22 @@ def make_replicator(spec: str) -> Replicator:
     multiworker  MultiWorkerMirroredStrategy from TF_CONFIG; create it before any TF op runs.
     tpu / tpu:A  TPUStrategy via TPUClusterResolver (A: TPU name, grpc://host:port, or local).
     """
-    if not isinstance(spec, str):
-        raise SpecError(spec, "not a string")
-    kind, sep, arg = spec.strip().partition(":")
-    if kind == "default" and not sep:
+    parsed = parse_spec(spec)
+    if parsed.kind == "default":
         if tf.distribute.has_strategy():
             raise RuntimeError("make_replicator('default') was called inside another "
                                "strategy's scope; call it outside any scope")
         return Replicator(spec, tf.distribute.get_strategy())
-    if kind in ("cpu", "gpu"):
-        return _local_devices(spec, kind, sep, arg)
-    if kind == "multiworker" and not sep:
+    if parsed.kind in ("cpu", "gpu"):
+        return _local_devices(spec, parsed.kind, parsed.count)
+    if parsed.kind == "multiworker":
         return _multiworker(spec)
-    if kind == "tpu":
-        return _tpu(spec, arg if sep else None)
-    raise SpecError(spec, "unknown form")
+    return _tpu(spec, parsed.address)
 
 
-def _local_devices(spec: str, kind: str, sep: str, arg: str) -> Replicator:
-    if sep and not re.fullmatch(r"[1-9]\d*", arg):
-        raise SpecError(spec, f"the device count after '{kind}:' must be a positive integer")
+def _local_devices(spec: str, kind: str, count: int | None) -> Replicator:
     names = devices.logical_device_names(kind.upper())
-    wanted = int(arg) if sep else len(names)
+    wanted = count or len(names)
     if not names or wanted > len(names):
         if kind == "cpu":
             hint = (f"call replication.configure_logical_cpus({wanted}) before TensorFlow "
@@ -335,8 +322,6 @@ def _multiworker(spec: str) -> Replicator:
 
 
 def _tpu(spec: str, address: str | None) -> Replicator:
-    if address is not None and not address:
-        raise SpecError(spec, "an address must follow 'tpu:'")
     if address and address.startswith("grpc://"):
         _require_reachable(spec, address)  # TF would otherwise wait for it forever
     try:
