@@ -6,8 +6,8 @@
   full `score_images` (IS, FID, KID) against 10k real features.
 * Inception back end: no network here, so TF-GAN's module is stood in for by Keras' Inception-v3
   architecture with random weights (same layers and FLOPs: 1008 logits, 2048-d pool_3), saved
-  as a SavedModel and loaded through `experiments.classifiers.inception` (resize to 299 and
-  all). Timed on --inception-images and extrapolated to 10k.
+  as a SavedModel and loaded through `experiments.evaluation.classifiers.inception` (resize to
+  299 and all). Timed on --inception-images and extrapolated to 10k.
 * FID on 10k x 10k activations (128-d and 2048-d): TF-GAN (SVD square roots, float64) vs the
   common scipy reference (`scipy.linalg.sqrtm` of the covariance product). Also KID.
 
@@ -29,10 +29,10 @@ import numpy as np  # noqa: E402
 import scipy.linalg  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from experiments import metrics, scoring  # noqa: E402
-from experiments.classifiers import fashion_mnist, inception  # noqa: E402
 from experiments.config import EvalConfig  # noqa: E402
 from experiments.data import fashion_mnist_images  # noqa: E402
+from experiments.evaluation import metrics, scoring  # noqa: E402
+from experiments.evaluation.classifiers import fashion_mnist, inception  # noqa: E402
 
 
 def median_time(fn, repeats: int) -> tuple[float, object]:

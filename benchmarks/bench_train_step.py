@@ -75,7 +75,8 @@ def main():
                 try:
                     med, ips = measure(preset, batch, jit, args.steps, args.repeats)
                 except Exception as e:  # XLA can fail on some set-ups: report, go on
-                    rows.append((preset, batch, jit, float("nan"), float("nan"), f"failed: {e}"[:60]))
+                    rows.append((preset, batch, jit, float("nan"), float("nan"),
+                                 f"failed: {e}"[:60]))
                     continue
                 base = base or med
                 rows.append((preset, batch, jit, med * 1e3, ips, f"{med / base:.2f}x"))

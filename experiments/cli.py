@@ -1,4 +1,4 @@
-"""Command line: python -m experiments {sweep,train,evaluate,report,reference-stats,train-classifier}.
+"""Command line: python -m experiments {sweep,train,evaluate,report,reference-stats,...}.
 
 Heavy imports (TensorFlow) happen after argument parsing, because a `cpu:N` replicator needs its
 logical devices configured before TensorFlow starts its runtime.
@@ -7,33 +7,65 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 
+from common import logs
+from common.errors import UserError
 from experiments import config as config_lib
-from experiments.sweep import DEFAULT_BATCH_SIZES
+from experiments.running.sweep import DEFAULT_BATCH_SIZES
+from replication.specs import parse_spec
 
+log = logging.getLogger("experiments")
 DEFAULT_OUT = "runs/batch_size_sweep"
-# Errors that say what is wrong and how to fix it (bad config, missing data, weights or
-# devices); anything else is a bug and keeps its traceback.
-USER_ERRORS = {"ConfigError", "DatasetError", "ConfigMismatchError", "InceptionUnavailable",
-               "SpecError", "DeviceUnavailableError", "FileNotFoundError"}
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+class UsageError(UserError):
+    """Bad command-line input (an option's value, a path that cannot be used)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad input as one line, like every other user error."""
+
+    def error(self, message):
+        self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
+
+
+def _int_at_least(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+    return parse
+
+
+def _ints_at_least(minimum: int):
+    one = _int_at_least(minimum)
+
+    def parse(text: str) -> tuple[int, ...]:
+        values = tuple(one(x) for x in text.replace(" ", "").split(",") if x)
+        if not values:
+            raise argparse.ArgumentTypeError("expected at least one comma-separated integer")
+        if len(set(values)) != len(values):
+            raise argparse.ArgumentTypeError(f"repeated value in {text!r}")
+        return values
+    return parse
 
 
 def _add_config_args(p: argparse.ArgumentParser, batch_flag: bool = True):
     p.add_argument("--preset", default="fashion_mnist", choices=sorted(config_lib.PRESETS),
                    help="named configuration (default: fashion_mnist, the CPU-sized study)")
     if batch_flag:
-        p.add_argument("--batch-size", type=int, help="global batch size")
-    p.add_argument("--steps", type=int, help="generator steps (per point; see --budget)")
-    p.add_argument("--n-dis", type=int, help="discriminator updates per generator update")
+        p.add_argument("--batch-size", type=_int_at_least(1), help="global batch size")
+    p.add_argument("--steps", type=_int_at_least(1),
+                   help="generator steps (per point; see --budget)")
+    p.add_argument("--n-dis", type=_int_at_least(1),
+                   help="discriminator updates per generator update")
     p.add_argument("--replicator", help="replicator spec: default, cpu:N, gpu, gpu:N, "
                                         "multiworker, tpu, tpu:ADDRESS")
     p.add_argument("--protocol", choices=sorted(config_lib.EVAL_PROTOCOLS),
@@ -43,33 +75,20 @@ def _add_config_args(p: argparse.ArgumentParser, batch_flag: bool = True):
 
 
 def _config_from_args(args) -> config_lib.RunConfig:
-    overrides = {}
-    if getattr(args, "batch_size", None):
-        overrides["train.global_batch_size"] = args.batch_size
-    if args.steps:
-        overrides["train.steps"] = args.steps
-    if args.n_dis:
-        overrides["train.n_dis"] = args.n_dis
-    if args.replicator:
-        overrides["train.replicator"] = args.replicator
-    if args.protocol:
-        overrides["eval.protocol"] = args.protocol
-    for item in args.set:
-        if "=" not in item:
-            raise config_lib.ConfigError(f"--set {item!r} is not SECTION.FIELD=VALUE")
-        key, raw = item.split("=", 1)
-        overrides[key] = config_lib._parse_value(raw)
+    flags = {"train.global_batch_size": getattr(args, "batch_size", None),
+             "train.steps": args.steps, "train.n_dis": args.n_dis,
+             "train.replicator": args.replicator, "eval.protocol": args.protocol}
+    overrides = {k: v for k, v in flags.items() if v is not None}  # 0 is a value, not unset
+    overrides.update(config_lib.parse_overrides(args.set))
     return config_lib.preset(args.preset, overrides)
 
 
 def _replicator(spec: str):
     """Configure logical CPUs before TensorFlow starts, then build the replicator."""
-    import re
-
     import replication
-    m = re.fullmatch(r"cpu:(\d+)", spec)
-    if m:
-        replication.configure_logical_cpus(int(m.group(1)))
+    parsed = parse_spec(spec)
+    if parsed.kind == "cpu" and parsed.count:
+        replication.configure_logical_cpus(parsed.count)
     return replication.make_replicator(spec)
 
 
@@ -80,50 +99,71 @@ def _worker_dir(out: str, replicator) -> str:
     return os.path.join(out, f".worker{replicator.worker_index}")
 
 
+def _usable_dir(path: str, what: str) -> str:
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{what} {path!r} is a file, not a directory: choose another path")
+    return path
+
+
+def _existing_dir(path: str, what: str, needs: str) -> str:
+    if not os.path.isdir(path):
+        raise UsageError(f"{what} {path!r} does not exist: give the directory that holds "
+                         f"{needs}")
+    return path
+
+
 def cmd_sweep(args):
-    from experiments.sweep import SweepSpec, run_sweep
+    from experiments.running.sweep import SweepSpec
     base = _config_from_args(args)
     spec = SweepSpec(base, batch_sizes=args.batch_sizes, seeds=args.seeds,
                      lr_scaling=args.lr_scaling, budget=args.budget)
+    out = _usable_dir(args.out, "--out")
     print(f"sweep: preset {base.preset}, batch sizes {list(spec.batch_sizes)}, seeds "
           f"{list(spec.seeds)}, {base.train.steps} G steps ({spec.budget}), lr scaling "
           f"{spec.lr_scaling}, n_dis {base.train.n_dis}, replicator {base.train.replicator}, "
-          f"protocol {base.eval.protocol} -> {args.out}", flush=True)
+          f"protocol {base.eval.protocol} -> {out}", flush=True)
     if args.dry_run:
         for name, cfg in spec.points():
             print(name, cfg.train.steps, cfg.train.g_lr)
         return 0
     replicator = _replicator(base.train.replicator)
-    from experiments.evaluate import Evaluator
-    evaluator = Evaluator(base)
-    run_sweep(spec, _worker_dir(args.out, replicator), replicator, evaluator)
+    from experiments.evaluation.evaluator import Evaluator
+    from experiments.reporting.report import write_report
+    from experiments.running.sweep import run_sweep
+    out = _worker_dir(out, replicator)
+    run_sweep(spec, out, replicator, Evaluator(base))
+    write_report(out)
     return 0
 
 
 def cmd_train(args):
     cfg = _config_from_args(args)
-    out = args.out or os.path.join("runs", f"{cfg.preset}_bs{cfg.train.global_batch_size}")
+    out = _usable_dir(args.out or os.path.join("runs", f"{cfg.preset}_bs"
+                                                     f"{cfg.train.global_batch_size}"), "--out")
     replicator = _replicator(cfg.train.replicator)
-    from experiments.evaluate import Evaluator
-    from experiments.point import run_point
+    from experiments.evaluation.evaluator import Evaluator
+    from experiments.running.point import run_point
     record = run_point(cfg, _worker_dir(out, replicator), replicator, Evaluator(cfg))
-    print(json.dumps({k: record.get(k) for k in ("status", "steps", "images_seen",
-                                                 "train_wall_time_s")}, indent=2))
-    if record["status"] == "done":
-        s = record["scores"]
-        print(f"IS {s['is_mean']:.3f} ± {s['is_std']:.3f}  FID {s['fid']:.3f}  "
-              f"KID {s['kid_mean']:.5f}")
-    return 0 if record["status"] == "done" else 2
+    print(json.dumps(dict(status=record.status, steps=record.steps,
+                          images_seen=record.images_seen,
+                          train_wall_time_s=record.train_wall_time_s), indent=2))
+    if record.status == "done":
+        s = record.final
+        print(f"IS {s.is_mean:.3f} ± {s.is_std:.3f}  FID {s.fid:.3f}  KID {s.kid_mean:.5f}")
+    return 0 if record.status == "done" else 2
 
 
 def cmd_evaluate(args):
-    from experiments import runfiles
-    cfg_path = os.path.join(args.run, runfiles.CONFIG)
-    if not os.path.exists(cfg_path):
-        print(f"error: {cfg_path} not found: is {args.run} a run directory?", file=sys.stderr)
-        return 1
-    with open(cfg_path) as f:
-        cfg = config_lib.RunConfig.from_dict(json.load(f))
+    from experiments import records
+    run = _existing_dir(args.run, "--run", "a run's config.json and checkpoints/")
+    cfg = records.read_config(run)
+    if cfg is None:
+        raise UsageError(f"{os.path.join(run, records.CONFIG)} is missing or unreadable: is "
+                         f"{run} a run directory?")
+    record = records.read_record(run)
+    if record is None:
+        raise UsageError(f"{run} has no finished record ({records.METRICS}): let the run "
+                         "finish before re-scoring it")
     overrides = {}
     if args.protocol:
         overrides["eval.protocol"] = args.protocol
@@ -131,34 +171,32 @@ def cmd_evaluate(args):
         overrides["eval.bn_mode"] = args.bn_mode
     eval_cfg = cfg.with_overrides(overrides) if overrides else cfg
     replicator = _replicator(args.replicator or cfg.train.replicator)
-    from experiments.evaluate import Evaluator
-    from experiments.point import training_input_fn
+    from experiments.evaluation.evaluator import Evaluator
+    from experiments.running.point import training_input_fn
     from sngan.training import GANTrainer
-    trainer = GANTrainer(cfg.model, cfg.train, replicator, training_input_fn(cfg), args.run,
-                         config_dict=None)
+    trainer = GANTrainer(cfg.model, cfg.train, replicator, training_input_fn(cfg), run)
     if trainer.restored_step == 0:
-        print(f"error: no checkpoint in {args.run}/checkpoints", file=sys.stderr)
-        return 1
+        raise UsageError(f"no checkpoint in {run}/checkpoints: train the run first")
     scores = Evaluator(eval_cfg).score(trainer.sampler, replicator.num_replicas,
                                        trainer.restored_step)
-    metrics_path = os.path.join(args.run, runfiles.METRICS)
-    record = runfiles.read_json(metrics_path) or {}
     key = f"{eval_cfg.eval.protocol}/{eval_cfg.eval.bn_mode}"
-    record.setdefault("evaluations", {})[key] = scores
-    runfiles.atomic_write_json(metrics_path, record)
-    print(f"wrote evaluations[{key!r}] to {metrics_path}")
+    records.write_record(run, record.replace(evaluations={**record.evaluations, key: scores}))
+    print(f"wrote evaluations[{key!r}] to {os.path.join(run, records.METRICS)}")
     return 0
 
 
 def cmd_report(args):
-    from experiments.report import write_report
+    _existing_dir(args.dir, "report directory", "a sweep's points/")
+    if not os.path.isdir(os.path.join(args.dir, "points")):
+        raise UsageError(f"{args.dir!r} holds no points/ directory: is it a sweep's --out?")
+    from experiments.reporting.report import write_report
     write_report(args.dir)
     return 0
 
 
 def cmd_reference_stats(args):
     cfg = _config_from_args(args)
-    from experiments import classifiers, reference_stats
+    from experiments.evaluation import classifiers, reference_stats
     clf = classifiers.load_classifier(cfg.eval)
     feats = reference_stats.reference_activations(cfg.data, cfg.eval, clf, args.cache_dir)
     print(f"reference features: {feats.shape} for {cfg.data.name}/{cfg.eval.reference_split} "
@@ -175,24 +213,26 @@ def cmd_prepare_data(args):
 
 
 def cmd_train_classifier(args):
-    from experiments.classifiers import fashion_mnist
-    info = fashion_mnist.train_classifier(args.out, epochs=args.epochs, seed=args.seed)  # None: defaults
+    from experiments.evaluation.classifiers import fashion_mnist
+    # None: the shipped classifier's path and epochs
+    info = fashion_mnist.train_classifier(args.out, epochs=args.epochs, seed=args.seed)
     print(json.dumps(info, indent=2))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="python -m experiments", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("sweep", help="the batch-size study (default: CPU-sized Fashion-MNIST)",
                        description="Train and score one SN-GAN per (batch size, seed), skipping "
                        "finished points and resuming unfinished ones, then write the report.")
     _add_config_args(p, batch_flag=False)
-    p.add_argument("--batch-sizes", type=_ints, default=DEFAULT_BATCH_SIZES,
+    p.add_argument("--batch-sizes", type=_ints_at_least(1), default=DEFAULT_BATCH_SIZES,
                    help="comma-separated global batch sizes (default 8,...,512)")
-    p.add_argument("--seeds", type=_ints, default=(0,), help="comma-separated seeds (default 0)")
+    p.add_argument("--seeds", type=_ints_at_least(0), default=(0,),
+                   help="comma-separated seeds (default 0)")
     p.add_argument("--lr-scaling", default="none", choices=config_lib.LR_SCALING,
                    help="learning rate vs batch size, relative to batch 64 (default none)")
     p.add_argument("--budget", default="equal_steps", choices=config_lib.BUDGET_MODES,
@@ -238,14 +278,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    logs.setup()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except Exception as e:  # user-facing errors get one clear line, not a traceback
-        if type(e).__name__ not in USER_ERRORS:
-            raise
-        print(f"error: {e}", file=sys.stderr)
+    except UserError as e:  # what went wrong and what to do, in one line; no traceback
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
+
+
+def run() -> None:
+    """Entry point of `python -m experiments` and of the `sngan-study` console script."""
+    _exit_now(main())
 
 
 def _exit_now(code: int) -> None:
@@ -255,7 +299,3 @@ def _exit_now(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
-
-
-if __name__ == "__main__":
-    _exit_now(main())

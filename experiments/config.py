@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import typing
 from dataclasses import dataclass, field
+
+from common.errors import UserError
+from replication.specs import SpecError, parse_spec
+from sngan.options import BN_MODES, LOSSES
 
 # Static facts about the datasets we know: (num_classes, image channels, native resolution).
 # `image_folder` takes its classes from the folder and its channels from the config.
@@ -22,12 +25,12 @@ DATASETS: dict[str, tuple[int | None, int, int | None]] = {
     "image_folder": (None, 3, None),
 }
 RESOLUTIONS = (32, 64, 128)
+DATA_SOURCES = ("auto", "idx", "tfds", "folder")
 RESIZE_METHODS = ("pad", "resize", "resize_shorter_center_crop")
-LOSSES = ("hinge", "non_saturating")
-BN_MODES = ("batch", "moving", "standing")
 CLASSIFIERS = ("fashion_mnist_classifier", "inception")
 LR_SCALING = ("none", "linear", "sqrt")
 BUDGET_MODES = ("equal_steps", "equal_images")
+BASELINE_BATCH = 64  # the paper's "64 -> 512" comparison; lr scaling and budgets are relative to it
 
 # name -> (num_fake, num_real, reference split, IS splits)
 EVAL_PROTOCOLS: dict[str, tuple[int, int, str, int]] = {
@@ -38,7 +41,7 @@ EVAL_PROTOCOLS: dict[str, tuple[int, int, str, int]] = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A configuration value is invalid; the message names the field and what is allowed."""
 
 
@@ -53,16 +56,17 @@ def _choice(value, allowed, name) -> None:
 
 def replicas_in_spec(spec: str) -> int | None:
     """Replica count a replicator spec promises, or None if only known at run time."""
-    if spec == "default":
-        return 1
-    m = re.fullmatch(r"(cpu|gpu):(\d+)", spec)
-    return int(m.group(2)) if m else None
+    try:
+        return parse_spec(spec).replicas
+    except SpecError as e:
+        raise ConfigError(f"train.replicator: {e}") from None
 
 
 @dataclass(frozen=True)
 class DataConfig:
     name: str = "fashion_mnist"
     resolution: int = 32
+    source: str = "auto"  # idx | tfds | folder; auto: the dataset's usual one (data/sources.py)
     data_dir: str | None = None  # IDX dir, TFDS data_dir, or image-folder root
     manual_dir: str | None = None  # TFDS manual download dir (imagenet2012)
     resize_method: str = "pad"  # how native images reach `resolution`
@@ -75,6 +79,13 @@ class DataConfig:
         _choice(self.resolution, RESOLUTIONS, "data.resolution")
         _choice(self.resize_method, RESIZE_METHODS, "data.resize_method")
         _check(self.shuffle_buffer >= 1, "data.shuffle_buffer must be >= 1")
+        _choice(self.source, DATA_SOURCES, "data.source")
+        if self.source == "idx":
+            _check(self.name == "fashion_mnist", "data.source='idx' reads Fashion-MNIST's IDX "
+                   f"files only; {self.name} comes from 'tfds' or 'folder'")
+        _check((self.source == "folder") == (self.name == "image_folder")
+               or self.source == "auto",
+               "data.source='folder' goes with data.name='image_folder' and only with it")
         if self.name == "image_folder":
             _check(self.data_dir is not None, "data.data_dir is required for image_folder")
 
@@ -190,7 +201,7 @@ class EvalConfig:
                    "to change them")
 
     @staticmethod
-    def for_protocol(protocol: str, **kw) -> "EvalConfig":
+    def for_protocol(protocol: str, **kw) -> EvalConfig:
         _choice(protocol, tuple(EVAL_PROTOCOLS), "eval.protocol")
         nf, nr, split, splits = EVAL_PROTOCOLS[protocol]
         return EvalConfig(protocol=protocol, num_fake=nf, num_real=nr, reference_split=split,
@@ -238,26 +249,19 @@ class RunConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunConfig":
+    def from_dict(cls, d: dict) -> RunConfig:
         return _from_dict(cls, d, "")
 
     @classmethod
-    def from_json(cls, text: str) -> "RunConfig":
+    def from_json(cls, text: str) -> RunConfig:
         return cls.from_dict(json.loads(text))
 
-    def replace(self, **sections) -> "RunConfig":
+    def replace(self, **sections) -> RunConfig:
         return dataclasses.replace(self, **sections)
 
-    def with_overrides(self, overrides: typing.Iterable[str] | dict) -> "RunConfig":
+    def with_overrides(self, overrides: typing.Iterable[str] | dict) -> RunConfig:
         """Apply 'section.field=value' overrides (values parsed as JSON, else as strings)."""
-        if not isinstance(overrides, dict):
-            parsed = {}
-            for item in overrides:
-                _check("=" in item, f"override {item!r} is not of the form section.field=value")
-                key, raw = item.split("=", 1)
-                parsed[key.strip()] = _parse_value(raw.strip())
-            overrides = parsed
-        overrides = dict(overrides)
+        overrides = dict(overrides) if isinstance(overrides, dict) else parse_overrides(overrides)
         d = self.to_dict()
         protocol = overrides.get("eval.protocol")
         if protocol in EVAL_PROTOCOLS:  # a named protocol brings its counts unless overridden
@@ -274,6 +278,16 @@ class RunConfig:
                                        f"{sorted(d[section])}")
             d[section][name] = value
         return RunConfig.from_dict(d)
+
+
+def parse_overrides(items: typing.Iterable[str]) -> dict:
+    """'section.field=value' strings -> {key: value}; values parse as JSON, else as strings."""
+    parsed = {}
+    for item in items:
+        _check("=" in item, f"override {item!r} is not of the form section.field=value")
+        key, raw = item.split("=", 1)
+        parsed[key.strip()] = _parse_value(raw.strip())
+    return parsed
 
 
 def _parse_value(raw: str):

@@ -9,6 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from common import files  # noqa: E402
+
 
 def to_uint8(images: np.ndarray) -> np.ndarray:
     """[-1, 1] floats -> uint8 pixels (how the images are stored and shown)."""
@@ -25,13 +27,12 @@ def _show(ax, image: np.ndarray):
     ax.set_yticks([])
 
 
-def _save(fig, path: str):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+def save_figure(fig, path: str):
+    """Writes PATH as .png and .pdf (atomically) and closes the figure."""
     base, _ = os.path.splitext(path)
     for ext in (".png", ".pdf"):
-        tmp = base + ".tmp" + ext
-        fig.savefig(tmp, dpi=150, bbox_inches="tight")
-        os.replace(tmp, base + ext)
+        with files.atomic_writer(base + ext, "wb", suffix=ext) as f:
+            fig.savefig(f, format=ext[1:], dpi=150, bbox_inches="tight")
     plt.close(fig)
 
 
@@ -54,7 +55,7 @@ def image_rows(rows: list[np.ndarray], row_labels: list[str], path: str, title: 
             axes[0, j].set_title(label, fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def save_class_grid(grid: np.ndarray, path: str, title: str = "",

@@ -1,63 +1,249 @@
-"""Files of a run directory, written atomically so a killed process never leaves half a file."""
+"""Typed records of a run and their files: the one place that knows what a point directory holds.
+
+    POINT/config.json        the exact RunConfig (written before training starts)
+    POINT/eval_history.json  every evaluation during training: [Scores, ...]
+    POINT/metrics.json       the PointRecord, written last: its presence marks a finished point
+    POINT/samples/           samples.npz, class_grid.png|pdf, generator.npz (final weights)
+
+Running writes these files and reporting reads them; both import this module, neither imports
+the other. Every record has one JSON round trip (`to_dict` / `from_dict`); a file that does not
+parse is reported and treated as absent, never as a crash. Paths inside records are relative
+to the point directory, so committed results hold no machine paths.
+"""
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
+import math
 import os
-import tempfile
+import typing
+from dataclasses import dataclass, field
+
+from common import files
+from common.errors import UserError
+from experiments.config import ConfigError, RunConfig
+
+log = logging.getLogger(__name__)
 
 METRICS = "metrics.json"
 HISTORY = "eval_history.json"
 CONFIG = "config.json"
+SAMPLES = "samples"
+FINISHED = ("done", "diverged")
 
 
-def atomic_write_text(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
+class RecordError(UserError, ValueError):
+    """A record file exists but cannot be read as the record it should be."""
+
+
+def _from_dict(cls, d: dict):
+    """Build dataclass `cls` from JSON, recursing into nested records; unknown keys are an error
+    (a record from a newer or older format must be converted, not half-read)."""
+    if not isinstance(d, dict):
+        raise RecordError(f"{cls.__name__} must be a JSON object, got {type(d).__name__}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(d) - names)
+    if unknown:
+        raise RecordError(f"{cls.__name__} has unknown field(s) {unknown}")
+    kwargs = {}
+    for name, value in d.items():
+        kwargs[name] = _convert(hints[name], value)
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        return cls(**kwargs)
+    except TypeError as e:  # a required field is missing
+        raise RecordError(f"{cls.__name__}: {e}") from None
 
 
-def atomic_write_json(path: str, obj) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n")
+def _convert(hint, value):
+    if value is None:
+        return None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        inner = [a for a in args if a is not type(None)]
+        return _convert(inner[0], value) if len(inner) == 1 else value
+    if dataclasses.is_dataclass(hint):
+        return _from_dict(hint, value)
+    if origin is dict and len(args) == 2 and dataclasses.is_dataclass(args[1]):
+        return {k: _from_dict(args[1], v) for k, v in value.items()}
+    if origin is list and args and dataclasses.is_dataclass(args[0]):
+        return [_from_dict(args[0], v) for v in value]
+    return value
 
 
-def _jsonable(x):
-    if hasattr(x, "item"):  # numpy scalars
-        return x.item()
-    if hasattr(x, "tolist"):
-        return x.tolist()
-    raise TypeError(f"not JSON serialisable: {type(x)}")
+class _Record:
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        return _from_dict(cls, d)
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
 
 
-def read_json(path: str, required_keys=(), log=print):
-    """The parsed file, or None if it is missing or corrupt (corruption is reported)."""
+@dataclass(frozen=True)
+class Protocol(_Record):
+    """Everything a reader needs to compare a score: FID depends on the sample counts, the
+    reference split, the classifier and its input resizing (10k/5k vs 50k/50k differ by
+    several points for the same model), so no score is stored without this."""
+    protocol: str
+    classifier: str
+    classifier_version: str | None
+    classifier_resize: str | None
+    classifier_features: str | None
+    n_real: int
+    n_fake: int
+    reference_split: str
+    is_splits: int
+    kid_subsets: int
+    bn_mode: str
+    seed: int
+    eval_batch_size: int
+    metric_implementation: str
+    reference_selection: str = "first n_real examples of the split in stored order"
+    kid_std: str = "standard error of TF-GAN's block estimator"
+    standing_batches: int | None = None
+    replicas: int | None = None
+    step: int | None = None
+    eval_wall_time_s: float | None = None
+    dataset: str | None = None
+    resolution: int | None = None
+
+
+@dataclass(frozen=True)
+class Scores(_Record):
+    """One evaluation of a generator (IS over splits, FID, KID), with its protocol."""
+    is_mean: float
+    is_std: float
+    fid: float
+    kid_mean: float
+    kid_std: float
+    n_fake: int
+    n_real: int
+    protocol: Protocol
+    step: int | None = None
+    images_seen: int | None = None
+    classify_time_s: float | None = None
+    metrics_time_s: float | None = None
+
+
+@dataclass(frozen=True)
+class PointRecord(_Record):
+    """A finished point: what ran, how long it took and its final scores.
+
+    The config lives in config.json and the curve in eval_history.json; this record repeats
+    neither. `evaluations` holds re-scorings of the final checkpoint under other protocols or
+    BN modes, keyed 'protocol/bn_mode'.
+    """
+    status: str  # 'done' or 'diverged'
+    global_batch_size: int
+    seed: int
+    replicas: int
+    bn_batch_per_replica: int
+    bn_cross_replica: bool
+    steps: int
+    images_seen: int
+    train_wall_time_s: float
+    eval_wall_time_s: float = 0.0
+    point_wall_time_s: float = 0.0
+    point: str | None = None
+    final: Scores | None = None
+    diverged_at: int | None = None
+    last_losses: dict | None = None
+    sweep_lr_scaling: str | None = None
+    sweep_budget: str | None = None
+    evaluations: dict[str, Scores] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.status not in FINISHED:
+            raise RecordError(f"status {self.status!r} is not one of {list(FINISHED)}")
+        if self.status == "done" and self.final is None:
+            raise RecordError("a 'done' point needs its final scores")
+
+
+@dataclass(frozen=True)
+class Point:
+    """A point directory read back: config, record and evaluation history."""
+    dir: str
+    config: RunConfig
+    record: PointRecord
+    history: list[Scores]
+
+    @property
+    def samples_path(self) -> str:
+        return os.path.join(self.dir, SAMPLES, "samples.npz")
+
+
+# -- files -----------------------------------------------------------------------------------
+def read_json(path: str):
+    """The parsed file, or None if it is missing or corrupt (corruption is logged)."""
     if not os.path.exists(path):
         return None
     try:
         with open(path) as f:
-            obj = json.load(f)
-        missing = [k for k in required_keys if k not in obj]
-        if missing:
-            raise ValueError(f"missing keys {missing}")
-        return obj
+            return json.load(f)
     except (ValueError, OSError) as e:
-        log(f"warning: {path} is corrupt ({e}); this point will be recomputed")
+        log.warning("warning: %s is corrupt (%s); it is ignored and recomputed", path, e)
         return None
 
 
-def read_metrics(run_dir: str, log=print):
-    """A finished point's record (status 'done' or 'diverged'), else None."""
-    record = read_json(os.path.join(run_dir, METRICS), ("status", "config"), log)
-    if record is not None and record["status"] not in ("done", "diverged"):
-        log(f"warning: {run_dir}/{METRICS} has unknown status {record['status']!r}; recomputing")
+def _parse(path: str, parse):
+    raw = read_json(path)
+    if raw is None:
         return None
-    return record
+    try:
+        return parse(raw)
+    except (RecordError, ConfigError, TypeError, KeyError, ValueError) as e:
+        log.warning("warning: %s does not hold a valid record (%s); it is ignored and "
+                    "recomputed", path, e)
+        return None
+
+
+def read_config(run_dir: str) -> RunConfig | None:
+    return _parse(os.path.join(run_dir, CONFIG), RunConfig.from_dict)
+
+
+def write_config(run_dir: str, cfg: RunConfig) -> None:
+    files.atomic_write_text(os.path.join(run_dir, CONFIG), cfg.to_json() + "\n")
+
+
+def read_record(run_dir: str) -> PointRecord | None:
+    """A finished point's record, else None (missing, corrupt or unknown status)."""
+    return _parse(os.path.join(run_dir, METRICS), PointRecord.from_dict)
+
+
+def write_record(run_dir: str, record: PointRecord) -> None:
+    files.atomic_write_json(os.path.join(run_dir, METRICS), record.to_dict())
+
+
+def read_history(run_dir: str) -> list[Scores]:
+    history = _parse(os.path.join(run_dir, HISTORY),
+                     lambda raw: [Scores.from_dict(h) for h in raw])
+    return history or []
+
+
+def write_history(run_dir: str, history: list[Scores]) -> None:
+    files.atomic_write_json(os.path.join(run_dir, HISTORY), [h.to_dict() for h in history])
+
+
+def load_point(run_dir: str) -> Point | None:
+    record, config = read_record(run_dir), read_config(run_dir)
+    if record is None or config is None:
+        return None
+    return Point(run_dir, config, record, read_history(run_dir))
+
+
+def load_points(sweep_dir: str) -> list[Point]:
+    """Every finished point of a sweep directory, in name order."""
+    root = os.path.join(sweep_dir, "points")
+    names = sorted(os.listdir(root)) if os.path.isdir(root) else []
+    points = [load_point(os.path.join(root, n)) for n in names
+              if os.path.exists(os.path.join(root, n, METRICS))]
+    return [p for p in points if p is not None]
+
+
+def finite(x) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)

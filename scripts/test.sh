@@ -13,6 +13,8 @@ marks=(-m "slow or not slow")
 if [ "${1:-}" = "--fast" ]; then marks=(-m "not slow"); shift; fi
 [ "${1:-}" = "--" ] && shift
 export TF_CPP_MIN_LOG_LEVEL=2 PYTHONHASHSEED=0
+echo "ruff: lint (settings in pyproject.toml)"
+"$VENV/bin/ruff" check .
 set +e
 "$VENV/bin/python" -m pytest "${marks[@]}" "$@"
 rc=$?

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from sngan import tfgan_bridge
+from common import tfgan_bridge
+from sngan.options import LOSSES
 
-LOSSES = ("hinge", "non_saturating")
 _NONE = tf.compat.v1.losses.Reduction.NONE
 _impl = tfgan_bridge.losses_impl
 

@@ -4,7 +4,7 @@ The latent codes come from the host, drawn per global batch from (seed, batch in
 same seed gives the same samples on 1 replica or on N (with cross-replica BN statistics the
 generator's output does not depend on how the batch is split).
 
-BN modes for the generator while sampling (they change IS/FID; see STUDY.md):
+BN modes for the generator while sampling (they change IS/FID, so the mode is recorded):
 - ``batch``: statistics of the current global sampling batch, as in training (default);
 - ``moving``: the moving averages accumulated during training;
 - ``standing``: averages of batch statistics over ``standing_batches`` fresh batches
@@ -13,12 +13,12 @@ Moving statistics are restored afterwards, so sampling never changes the model.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import tensorflow as tf
 
-BN_MODES = ("batch", "moving", "standing")
+from sngan.options import BN_MODES
 
 
 def latent_batch(seed: int, batch_index: int, batch_size: int, z_dim: int) -> np.ndarray:

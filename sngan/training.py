@@ -20,7 +20,7 @@ uninterrupted one.
 """
 from __future__ import annotations
 
-import json
+import logging
 import math
 import os
 import time
@@ -30,17 +30,11 @@ import keras
 import tensorflow as tf
 
 import replication
+from common.progress import ProgressMeter
 from sngan import losses, models
-from sngan.progress import ProgressMeter
 from sngan.sampling import Sampler
 
-# Config fields that may change between a run and its resumption (they do not change results).
-RESUMABLE_FIELDS = {"train.log_every", "train.summary_every", "train.checkpoint_every",
-                    "train.keep_checkpoints", "train.replicator", "eval.every"}
-
-
-class ConfigMismatchError(RuntimeError):
-    """A run directory holds a checkpoint made with a different configuration."""
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -77,56 +71,36 @@ def variables_by_name(variables) -> dict:
     return out
 
 
-def _flatten(d: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flatten(v, prefix + k + "."))
-        else:
-            out[prefix + k] = v
-    return out
-
-
-def config_differences(saved: dict, current: dict) -> list[str]:
-    a, b = _flatten(saved), _flatten(current)
-    return sorted(k for k in set(a) | set(b)
-                  if k not in RESUMABLE_FIELDS and a.get(k) != b.get(k))
-
-
 class GANTrainer:
     """Builds G, D and their optimisers on a replicator, trains, checkpoints and resumes.
 
     `model_cfg` and `train_cfg` are any objects with the fields of
-    `experiments.config.ModelConfig` / `TrainConfig`; `config_dict` is the full run config,
-    saved beside the checkpoints so that resuming with a different config is refused.
+    `experiments.config.ModelConfig` / `TrainConfig`. Which configs may resume which
+    checkpoints is the caller's decision (the study's run directory checks it).
     `input_fn_for(skip_batches)` returns an `input_fn(InputContext)` whose data starts after
     `skip_batches` global micro-batches: distributed iterators cannot be checkpointed, so a
     resumed run skips what the interrupted one consumed (deterministic given the seed).
     """
 
-    def __init__(self, model_cfg, train_cfg, replicator, input_fn_for, workdir: str,
-                 config_dict: dict | None = None, log=print):
+    def __init__(self, model_cfg, train_cfg, replicator, input_fn_for, workdir: str):
         self.model_cfg, self.cfg = model_cfg, train_cfg
         self.replicator = replicator
         self.workdir = workdir
-        self.log = log
         self.global_batch = train_cfg.global_batch_size
         self.micro_batch = self.global_batch // train_cfg.grad_accumulation
         replicator.per_replica_batch(self.micro_batch)  # clear error if not divisible
         self.num_classes = model_cfg.num_classes
         os.makedirs(workdir, exist_ok=True)
-        self._check_config(config_dict)
 
         keras.utils.set_random_seed(train_cfg.seed)  # same initial weights for the same seed
         with replicator.context():
             self.generator = models.build_generator(model_cfg)
             self.discriminator = models.build_discriminator(model_cfg)
-            self._build_models()
             self.g_ema = None
             if train_cfg.ema_decay:
                 self.g_ema = models.build_generator(model_cfg)
-                self._build(self.g_ema, generator=True)
-                self._copy_weights(self.generator, self.g_ema)
+                for src, dst in zip(self.generator.weights, self.g_ema.weights):
+                    dst.assign(src)
             self.g_opt = replicator.wrap_optimizer(keras.optimizers.Adam(
                 train_cfg.g_lr, beta_1=train_cfg.beta1, beta_2=train_cfg.beta2))
             self.d_opt = replicator.wrap_optimizer(keras.optimizers.Adam(
@@ -170,51 +144,11 @@ class GANTrainer:
         self._writer = tf.summary.create_file_writer(os.path.join(workdir, "tensorboard"))
         self._clock = time.perf_counter()
 
-    # -- construction -------------------------------------------------------------------
-    def _labels(self, n):
-        return tf.zeros([n], tf.int32) if self.num_classes else None
-
-    def _build(self, model, generator: bool):
-        n = 2
-        if generator:
-            model(tf.zeros([n, self.model_cfg.z_dim]), self._labels(n), training=False)
-        else:
-            r, c = self.model_cfg.resolution, self.model_cfg.image_channels
-            model(tf.zeros([n, r, r, c]), self._labels(n), training=False)
-
-    def _build_models(self):
-        self._build(self.generator, generator=True)
-        self._build(self.discriminator, generator=False)
-
-    @staticmethod
-    def _copy_weights(src, dst):
-        for s, d in zip(src.weights, dst.weights):
-            d.assign(s)
-
-    def _check_config(self, config_dict):
-        path = os.path.join(self.workdir, "config.json")
-        if config_dict is None:
-            return
-        if os.path.exists(path) and tf.train.latest_checkpoint(
-                os.path.join(self.workdir, "checkpoints")):
-            with open(path) as f:
-                saved = json.load(f)
-            diff = config_differences(saved, config_dict)
-            if diff:
-                raise ConfigMismatchError(
-                    f"{self.workdir} holds a checkpoint made with a different config "
-                    f"(differs in {', '.join(diff)}). Use a new output directory, or restore "
-                    f"the original settings to resume.")
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(config_dict, f, indent=2, sort_keys=True)
-        os.replace(tmp, path)
-
     def _restore(self) -> int:
         latest = self.manager.latest_checkpoint
         if latest:
             self.checkpoint.restore(latest).assert_existing_objects_matched()
-            self.log(f"resumed from {latest} at step {int(self.step.numpy())}")
+            log.info("resumed from %s at step %d", latest, int(self.step.numpy()))
         return int(self.step.numpy())
 
     # -- one training step --------------------------------------------------------------
@@ -345,7 +279,7 @@ class GANTrainer:
             metrics = {k: float(v.numpy()) for k, v in out.items()}
             if not all(math.isfinite(v) for v in metrics.values()):
                 # Do not checkpoint the broken state: the last good checkpoint stays usable.
-                self.log(f"diverged at step {step + 1}: {metrics}")
+                log.warning("diverged at step %d: %s", step + 1, metrics)
                 return TrainResult(step, self.total_train_time,
                                    step * self.images_per_step, diverged_at=step + 1,
                                    last_metrics=metrics)

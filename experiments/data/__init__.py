@@ -15,8 +15,11 @@ how to get the data. Training code uses `make_input_fn`; evaluation code may use
 helpers (`fashion_mnist_images`, `to_model_images`), which apply the same transform.
 """
 from experiments.data.errors import DatasetError
-from experiments.data.fashion_mnist import (DEFAULT_FASHION_MNIST_DIR, fashion_mnist_images,
-                                            load_fashion_mnist_arrays)
+from experiments.data.fashion_mnist import (
+                                            DEFAULT_FASHION_MNIST_DIR,
+                                            fashion_mnist_images,
+                                            load_fashion_mnist_arrays,
+)
 from experiments.data.image_folder import image_folder_classes
 from experiments.data.pipeline import dataset_size, make_input_fn, prepare_dataset
 from experiments.data.preprocess import preprocess_images, to_model_images

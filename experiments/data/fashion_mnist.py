@@ -29,8 +29,8 @@ HOW_TO_GET = (
     f"IDX .gz files in {DEFAULT_FASHION_MNIST_DIR}), or download train-images-idx3-ubyte.gz, "
     "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz from "
     "https://github.com/zalandoresearch/fashion-mnist (data/fashion) into a directory and set "
-    f"{ENV_VAR}=DIR or data.data_dir=DIR; or set data.data_dir=tfds (or tfds:DIR) to read a "
-    "TFDS copy prepared beforehand with `tfds build fashion_mnist`.")
+    f"{ENV_VAR}=DIR or data.data_dir=DIR; or set data.source=tfds (and data.data_dir=DIR for a "
+    "non-default TFDS directory) to read a TFDS copy prepared with `tfds build fashion_mnist`.")
 
 
 def resolve_dir(data_dir: str | None = None) -> str:

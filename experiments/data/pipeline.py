@@ -18,28 +18,18 @@ Two sources, one contract:
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
 
 from experiments.config import DATASETS, DataConfig
-from experiments.data import fashion_mnist, image_folder, tfds_source
+from experiments.data import fashion_mnist, image_folder, sources, tfds_source
 from experiments.data.errors import DatasetError
 from experiments.data.preprocess import check_method, preprocess_images
 
 AUTOTUNE = tf.data.AUTOTUNE
 InputFn = Callable[["tf.distribute.InputContext | None"], tf.data.Dataset]
-
-
-def fashion_mnist_tfds_dir(data_dir: str | None) -> tuple[bool, str | None]:
-    """`data.data_dir` of fashion_mnist: 'tfds' or 'tfds:DIR' selects TFDS (DIR, else TFDS's
-    default directory); anything else is an IDX directory."""
-    if data_dir == "tfds":
-        return True, None
-    if data_dir and data_dir.startswith("tfds:"):
-        return True, data_dir[len("tfds:"):]
-    return False, None
 
 
 def make_input_fn(data_cfg: DataConfig, global_batch_size: int, split: str, seed: int,
@@ -71,9 +61,9 @@ def make_input_fn(data_cfg: DataConfig, global_batch_size: int, split: str, seed
                       skip_examples=skip_batches * (global_batch_size // pipelines),
                       pipelines=pipelines, pipeline_id=pipeline_id,
                       resolution=data_cfg.resolution, method=data_cfg.resize_method)
-        use_tfds, _ = fashion_mnist_tfds_dir(data_cfg.data_dir)
-        if data_cfg.name == "fashion_mnist" and not use_tfds:
-            images, labels = fashion_mnist.load_fashion_mnist_arrays(split, data_cfg.data_dir)
+        source = sources.resolve(data_cfg)
+        if source.kind == "idx":
+            images, labels = fashion_mnist.load_fashion_mnist_arrays(split, source.directory)
             ds = _array_pipeline(images, labels, **common)
         else:
             examples, to_uint8, buffer = _stream_source(data_cfg, split, seed, shuffle)
@@ -87,30 +77,28 @@ def make_input_fn(data_cfg: DataConfig, global_batch_size: int, split: str, seed
 
 def dataset_size(data_cfg: DataConfig, split: str) -> int:
     """Number of examples in a split (all pipelines together); cheap, reads no images."""
-    use_tfds, tfds_dir = fashion_mnist_tfds_dir(data_cfg.data_dir)
-    if data_cfg.name == "fashion_mnist" and not use_tfds:
-        return fashion_mnist.fashion_mnist_size(split, data_cfg.data_dir)
-    if data_cfg.name == "image_folder":
-        return len(image_folder.image_folder_files(data_cfg.data_dir, split)[0])
-    data_dir = tfds_dir if data_cfg.name == "fashion_mnist" else data_cfg.data_dir
-    return tfds_source.tfds_size(data_cfg.name, split, data_dir)
+    source = sources.resolve(data_cfg)
+    if source.kind == "idx":
+        return fashion_mnist.fashion_mnist_size(split, source.directory)
+    if source.kind == "folder":
+        return len(image_folder.image_folder_files(source.directory, split)[0])
+    return tfds_source.tfds_size(data_cfg.name, split, source.directory)
 
 
 def prepare_dataset(data_cfg: DataConfig, allow_download: bool = False) -> str:
     """Check that a dataset is readable, preparing a TFDS dataset if needed; returns where it
     lives. The one place that may download, and only with allow_download=True (a CLI flag);
     ImageNet is built offline from `data_cfg.manual_dir`."""
-    use_tfds, tfds_dir = fashion_mnist_tfds_dir(data_cfg.data_dir)
-    if data_cfg.name == "fashion_mnist" and not use_tfds:
+    source = sources.resolve(data_cfg)
+    if source.kind == "idx":
         for split in ("train", "test"):
-            fashion_mnist.load_fashion_mnist_arrays(split, data_cfg.data_dir)
-        return fashion_mnist.resolve_dir(data_cfg.data_dir)
-    if data_cfg.name == "image_folder":
-        image_folder.image_folder_files(data_cfg.data_dir, data_cfg.train_split)
-        return data_cfg.data_dir
-    data_dir = tfds_dir if data_cfg.name == "fashion_mnist" else data_cfg.data_dir
-    return tfds_source.prepare_tfds_dataset(data_cfg.name, data_dir, data_cfg.manual_dir,
-                                            allow_download)
+            fashion_mnist.load_fashion_mnist_arrays(split, source.directory)
+        return fashion_mnist.resolve_dir(source.directory)
+    if source.kind == "folder":
+        image_folder.image_folder_files(source.directory, data_cfg.train_split)
+        return source.directory
+    return tfds_source.prepare_tfds_dataset(data_cfg.name, source.directory,
+                                            data_cfg.manual_dir, allow_download)
 
 
 def _array_pipeline(images: np.ndarray, labels: np.ndarray, *, batch: int, seed: int,
@@ -153,14 +141,12 @@ def _stream_source(data_cfg: DataConfig, split: str, seed: int, shuffle: bool):
                                    expand_animations=False)
         return tf.ensure_shape(image, [native, native, channels])
 
-    if data_cfg.name == "image_folder":
-        examples = image_folder.image_folder_examples(data_cfg.data_dir, split)
+    source = sources.resolve(data_cfg)
+    if source.kind == "folder":
+        examples = image_folder.image_folder_examples(source.directory, split)
         return examples, lambda path: decode(tf.io.read_file(path)), int(examples.cardinality())
-    data_dir = data_cfg.data_dir
-    if data_cfg.name == "fashion_mnist":
-        data_dir = fashion_mnist_tfds_dir(data_dir)[1]
-    examples = tfds_source.tfds_examples(data_cfg.name, split, data_dir, shuffle_files=shuffle,
-                                         seed=seed)
+    examples = tfds_source.tfds_examples(data_cfg.name, split, source.directory,
+                                         shuffle_files=shuffle, seed=seed)
     return examples, decode, data_cfg.shuffle_buffer
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from experiments.config import ConfigError, RESIZE_METHODS
+from experiments.config import RESIZE_METHODS, ConfigError
 
 
 def check_method(method: str, resolution: int, native: int | None, name: str) -> None:

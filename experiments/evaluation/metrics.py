@@ -1,16 +1,16 @@
 """Inception Score, FID and KID from classifier activations, by TF-GAN's functions in float64.
 
-Scores are what users cite, so the arithmetic is TF-GAN's (through `sngan.tfgan_bridge`), not
+Scores are what users cite, so the arithmetic is TF-GAN's (through `common.tfgan_bridge`), not
 ours: this module only splits, casts and orders the activations. Activations themselves are
-produced batch by batch by a classifier (`experiments.classifiers`), so memory stays bounded
-by the activations (50k x 2048 float64 = 0.8 GB for Inception), never by the images.
+produced batch by batch by a classifier (`experiments.evaluation.classifiers`), so memory stays
+bounded by the activations (50k x 2048 float64 = 0.8 GB for Inception), never by the images.
 """
 from __future__ import annotations
 
 import numpy as np
 import tensorflow as tf
 
-from sngan import tfgan_bridge
+from common import tfgan_bridge
 
 
 def _matrix(x, name: str) -> tf.Tensor:

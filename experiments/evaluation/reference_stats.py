@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import math
 import os
 import re
@@ -21,6 +22,11 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from common import files
+from experiments.data import sources
+
+log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 1
 ENV_VAR = "SNGAN_CACHE_DIR"
@@ -49,8 +55,7 @@ def cache_key(data_cfg, eval_cfg, classifier) -> dict:
                classifier_features=getattr(classifier, "feature_layer", None),
                count=eval_cfg.num_real,
                selection=SELECTION)
-    if data_cfg.name == "image_folder":  # the folder *is* the dataset
-        key["data_dir"] = os.path.abspath(data_cfg.data_dir)
+    key["source"] = sources.resolve(data_cfg).describe()  # IDX files and TFDS differ in bytes
     return key
 
 
@@ -93,7 +98,7 @@ def compute(data_cfg, eval_cfg, classifier) -> np.ndarray:
     return features
 
 
-def _load(path: Path, key: dict, feature_dim: int, log) -> ReferenceStats | None:
+def _load(path: Path, key: dict, feature_dim: int) -> ReferenceStats | None:
     if not path.exists():
         return None
     try:
@@ -101,42 +106,32 @@ def _load(path: Path, key: dict, feature_dim: int, log) -> ReferenceStats | None
             stored_key = str(npz["key"])
             features, mu, sigma = npz["features"], npz["mu"], npz["sigma"]
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
-        log(f"reference stats: {path} is unreadable ({type(e).__name__}: {e}); recomputing")
+        log.info(f"reference stats: {path} is unreadable ({type(e).__name__}: {e}); recomputing")
         return None
     if stored_key != _key_text(key):
-        log(f"reference stats: {path} was made for another protocol; recomputing")
+        log.info(f"reference stats: {path} was made for another protocol; recomputing")
         return None
     if features.shape != (key["count"], feature_dim):
-        log(f"reference stats: {path} holds features {features.shape}, expected "
+        log.info(f"reference stats: {path} holds features {features.shape}, expected "
             f"{(key['count'], feature_dim)}; recomputing")
         return None
     return ReferenceStats(features, mu, sigma, key, str(path))
 
 
 def _save(path: Path, stats: ReferenceStats) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    try:
-        with open(tmp, "wb") as f:
-            np.savez(f, features=stats.features, mu=stats.mu, sigma=stats.sigma,
-                     key=np.array(_key_text(stats.key)))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with files.atomic_writer(path, "wb") as f:
+        np.savez(f, features=stats.features, mu=stats.mu, sigma=stats.sigma,
+                 key=np.array(_key_text(stats.key)))
 
 
-def reference_statistics(data_cfg, eval_cfg, classifier, cache_dir=None,
-                         log=print) -> ReferenceStats:
+def reference_statistics(data_cfg, eval_cfg, classifier, cache_dir=None) -> ReferenceStats:
     """Cached real features (+ mean and unbiased covariance), computing them on a miss."""
     key = cache_key(data_cfg, eval_cfg, classifier)
     path = cache_path(cache_dir or default_cache_dir(), key)
-    stats = _load(path, key, classifier.feature_dim, log)
+    stats = _load(path, key, classifier.feature_dim)
     if stats is None:
-        log(f"reference stats: classifying {eval_cfg.num_real} {data_cfg.name}/"
-            f"{eval_cfg.reference_split} images with {classifier.name} -> {path}")
+        log.info(f"reference stats: classifying {eval_cfg.num_real} {data_cfg.name}/"
+                 f"{eval_cfg.reference_split} images with {classifier.name} -> {path}")
         features = compute(data_cfg, eval_cfg, classifier)
         stats = ReferenceStats(features, features.mean(axis=0),
                                np.atleast_2d(np.cov(features, rowvar=False)), key, str(path))
@@ -144,7 +139,6 @@ def reference_statistics(data_cfg, eval_cfg, classifier, cache_dir=None,
     return stats
 
 
-def reference_activations(data_cfg, eval_cfg, classifier, cache_dir=None,
-                          log=print) -> np.ndarray:
+def reference_activations(data_cfg, eval_cfg, classifier, cache_dir=None) -> np.ndarray:
     """Real-data features [num_real, F] (float64) for FID/KID, from the cache when valid."""
-    return reference_statistics(data_cfg, eval_cfg, classifier, cache_dir, log).features
+    return reference_statistics(data_cfg, eval_cfg, classifier, cache_dir).features

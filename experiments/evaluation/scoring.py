@@ -1,8 +1,7 @@
 """Score generated images against real features, and label every score with its protocol.
 
-FID in particular depends on the sample counts, the reference split, the classifier and its
-input resizing (10k/5k vs 50k/50k differ by several points for the same model), so a score
-without its protocol is not comparable with anything; `protocol_record` is stored beside it.
+A score without its protocol is not comparable with anything (see `records.Protocol`), so
+`protocol_record` is stored beside every score.
 """
 from __future__ import annotations
 
@@ -11,8 +10,9 @@ import time
 
 import numpy as np
 
-from experiments import metrics
-from experiments.classifiers.base import iterate_batches
+from experiments.evaluation import metrics
+from experiments.evaluation.classifiers.base import iterate_batches
+from experiments.records import Protocol
 
 
 def take_images(images, count: int, batch_size: int):
@@ -58,13 +58,12 @@ def _version(package: str) -> str | None:
         return None
 
 
-def protocol_record(eval_cfg, classifier, n_fake: int, n_real: int,
-                    extra: dict | None = None) -> dict:
+def protocol_record(eval_cfg, classifier, n_fake: int, n_real: int, **facts) -> Protocol:
     """Everything a reader needs to compare a score: counts, split, classifier, modes, seed.
 
-    `extra` adds or overrides run facts (replicas, step, wall time, dataset, resolution).
+    `facts` adds run facts (replicas, step, eval_wall_time_s, dataset, resolution).
     """
-    record = dict(
+    return Protocol(
         protocol=eval_cfg.protocol,
         classifier=classifier.name,
         classifier_version=classifier.version,
@@ -72,19 +71,15 @@ def protocol_record(eval_cfg, classifier, n_fake: int, n_real: int,
         classifier_features=getattr(classifier, "feature_layer", None),
         n_real=int(n_real), n_fake=int(n_fake),
         reference_split=eval_cfg.reference_split,
-        reference_selection="first n_real examples of the split in stored order",
         is_splits=eval_cfg.is_splits,
         kid_subsets=eval_cfg.kid_subsets,
-        kid_std="standard error of TF-GAN's block estimator",
         bn_mode=eval_cfg.bn_mode,
         standing_batches=eval_cfg.standing_batches if eval_cfg.bn_mode == "standing" else None,
         seed=eval_cfg.seed,
         eval_batch_size=eval_cfg.batch_size,
-        replicas=None, eval_wall_time_s=None,
         metric_implementation=f"tensorflow-gan {_version('tensorflow-gan')} (float64)",
+        **facts,
     )
-    record.update(extra or {})
-    return record
 
 
 __all__ = ["protocol_record", "score_images", "take_images"]

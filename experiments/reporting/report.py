@@ -6,9 +6,8 @@ any time (and by the notebook) without TensorFlow.
 from __future__ import annotations
 
 import csv
-import glob
 import io
-import json
+import logging
 import math
 import os
 from collections import defaultdict
@@ -19,9 +18,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from experiments import figures, runfiles  # noqa: E402
+from common import files  # noqa: E402
+from experiments import grids, records  # noqa: E402
+from experiments.config import BASELINE_BATCH  # noqa: E402
+from experiments.records import Point  # noqa: E402
 
-BASELINE_BATCH = 64  # the paper's "64 -> 512" comparison
+log = logging.getLogger(__name__)
 
 CLASS_NAMES = {
     "fashion_mnist": ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
@@ -31,7 +33,7 @@ CLASS_NAMES = {
 }
 IMAGENET_NAMES = {950: "orange"}
 
-# Published numbers beside ours where the preset matches a paper setting (see STUDY.md).
+# Published numbers beside ours where the preset matches a paper setting.
 PAPER_REFERENCE = {
     "cifar10": {64: dict(is_mean=8.22, fid=21.7,
                          source="SN-GAN ResNet, hinge (arXiv 1802.05957, Table 2; 10k/5k FID)")},
@@ -51,16 +53,6 @@ def class_name(dataset: str, index: int) -> str:
     return f"class {index}"
 
 
-def load_points(sweep_dir: str, log=print) -> list[dict]:
-    records = []
-    for path in sorted(glob.glob(os.path.join(sweep_dir, "points", "*", runfiles.METRICS))):
-        record = runfiles.read_metrics(os.path.dirname(path), log)
-        if record is not None:
-            record["_dir"] = os.path.dirname(path)
-            records.append(record)
-    return records
-
-
 def _mean_std(values):
     values = [v for v in values if v is not None and math.isfinite(v)]
     if not values:
@@ -68,30 +60,30 @@ def _mean_std(values):
     return float(np.mean(values)), (float(np.std(values, ddof=1)) if len(values) > 1 else None)
 
 
-def summarise(records: list[dict]) -> list[dict]:
+def summarise(points: list[Point]) -> list[dict]:
     """One row per global batch size: scores averaged over seeds."""
     by_batch = defaultdict(list)
-    for r in records:
-        by_batch[r["global_batch_size"]].append(r)
+    for p in points:
+        by_batch[p.record.global_batch_size].append(p.record)
     rows = []
     for batch in sorted(by_batch):
         group = by_batch[batch]
-        done = [r for r in group if r["status"] == "done"]
-        s = [r["scores"] for r in done]
-        is_mean, is_seed_std = _mean_std([x["is_mean"] for x in s])
+        done = [r for r in group if r.status == "done"]
+        s = [r.final for r in done]
+        is_mean, is_seed_std = _mean_std([x.is_mean for x in s])
         row = dict(batch=batch, seeds=len(group), done=len(done),
-                   diverged=sum(r["status"] == "diverged" for r in group),
+                   diverged=sum(r.status == "diverged" for r in group),
                    is_mean=is_mean,
                    # across seeds when there are several, else the spread over IS splits
-                   is_std=is_seed_std if len(s) > 1 else (s[0]["is_std"] if s else None),
+                   is_std=is_seed_std if len(s) > 1 else (s[0].is_std if s else None),
                    is_std_kind="seeds" if len(s) > 1 else "splits",
-                   fid=_mean_std([x["fid"] for x in s])[0],
-                   fid_std=_mean_std([x["fid"] for x in s])[1],
-                   kid=_mean_std([x["kid_mean"] for x in s])[0],
-                   kid_std=_mean_std([x["kid_mean"] for x in s])[1]
-                   if len(s) > 1 else (s[0]["kid_std"] if s else None),
-                   steps=group[0]["steps"], images_seen=group[0]["images_seen"],
-                   wall_time_s=float(np.mean([r["train_wall_time_s"] + r["eval_wall_time_s"]
+                   fid=_mean_std([x.fid for x in s])[0],
+                   fid_std=_mean_std([x.fid for x in s])[1],
+                   kid=_mean_std([x.kid_mean for x in s])[0],
+                   kid_std=_mean_std([x.kid_mean for x in s])[1]
+                   if len(s) > 1 else (s[0].kid_std if s else None),
+                   steps=group[0].steps, images_seen=group[0].images_seen,
+                   wall_time_s=float(np.mean([r.train_wall_time_s + r.eval_wall_time_s
                                               for r in group])))
         rows.append(row)
     base = next((r for r in rows if r["batch"] == BASELINE_BATCH and r["is_mean"]), None)
@@ -136,48 +128,49 @@ def table_cells(rows: list[dict]) -> list[list[str]]:
     return cells
 
 
-def protocol_text(records: list[dict]) -> str:
-    done = [r for r in records if r["status"] == "done"]
+def protocol_text(points: list[Point]) -> str:
+    done = [p for p in points if p.record.status == "done"]
     if not done:
         return "No finished points."
-    p = done[0]["scores"]["protocol"]
-    cfg = done[0]["config"]
-    seeds = sorted({r["seed"] for r in records})
-    std_kind = "std over seeds" if len(seeds) > 1 else f"std over {p.get('is_splits')} IS splits"
-    return (f"Protocol: {p.get('classifier')} ({str(p.get('classifier_version'))[:12]}), "
-            f"{p.get('n_fake')} generated vs {p.get('n_real')} real "
-            f"({cfg['data']['name']} {p.get('reference_split')} split), "
-            f"{p.get('is_splits')} IS splits, resize {p.get('resize_method') or 'none'}, "
-            f"generator BN mode '{p.get('bn_mode')}', eval seed {p.get('seed')}, "
-            f"{done[0]['replicas']} replica(s); IS ± is the {std_kind}; KID ± over subsets "
-            f"(one seed) or seeds. Training: preset {cfg['preset']}, n_dis {cfg['train']['n_dis']}, "
-            f"G ch {cfg['model']['g_ch']}, D ch {cfg['model']['d_ch']}, seeds {seeds}.")
+    p = done[0].record.final.protocol
+    cfg = done[0].config
+    seeds = sorted({q.record.seed for q in points})
+    std_kind = "std over seeds" if len(seeds) > 1 else f"std over {p.is_splits} IS splits"
+    return (f"Protocol: {p.classifier} ({str(p.classifier_version)[:12]}), "
+            f"{p.n_fake} generated vs {p.n_real} real "
+            f"({cfg.data.name} {p.reference_split} split), "
+            f"{p.is_splits} IS splits, resize {p.classifier_resize or 'none'}, "
+            f"generator BN mode '{p.bn_mode}', eval seed {p.seed}, "
+            f"{done[0].record.replicas} replica(s); IS ± is the {std_kind}; KID ± over subsets "
+            f"(one seed) or seeds. Training: preset {cfg.preset}, n_dis {cfg.train.n_dis}, "
+            f"G ch {cfg.model.g_ch}, D ch {cfg.model.d_ch}, seeds {seeds}.")
 
 
-def markdown_table(rows, records, preset: str) -> str:
+def markdown_table(rows, points, preset: str) -> str:
     out = io.StringIO()
     out.write("| " + " | ".join(COLUMNS) + " |\n")
     out.write("|" + "---|" * len(COLUMNS) + "\n")
     for cells in table_cells(rows):
         out.write("| " + " | ".join(cells) + " |\n")
-    out.write("\n" + protocol_text(records) + "\n")
+    out.write("\n" + protocol_text(points) + "\n")
     ref = PAPER_REFERENCE.get(preset)
     if ref:
         out.write("\nPaper reference:\n")
         for batch, v in ref.items():
-            out.write(f"- batch {batch}: IS {v['is_mean']}, FID {v['fid'] or '-'} ({v['source']})\n")
+            out.write(f"- batch {batch}: IS {v['is_mean']}, FID {v['fid'] or '-'} "
+                      f"({v['source']})\n")
     if preset in PAPER_TREND:
         out.write(f"- {PAPER_TREND[preset]}\n")
     return out.getvalue()
 
 
-def latex_table(rows, records) -> str:
+def latex_table(rows, points) -> str:
     def esc(s):
         return s.replace("%", r"\%").replace("±", r"$\pm$").replace("_", r"\_")
     lines = [r"\begin{tabular}{" + "r" * len(COLUMNS) + "}", r"\toprule",
              " & ".join(esc(c) for c in COLUMNS) + r" \\", r"\midrule"]
     lines += [" & ".join(esc(c) for c in cells) + r" \\" for cells in table_cells(rows)]
-    lines += [r"\bottomrule", r"\end{tabular}", "", "% " + protocol_text(records)]
+    lines += [r"\bottomrule", r"\end{tabular}", "", "% " + protocol_text(points)]
     return "\n".join(lines) + "\n"
 
 
@@ -210,27 +203,27 @@ def plot_vs_batch(rows, path):
         ax.set_xlabel("global batch size")
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    figures._save(fig, path)
+    grids.save_figure(fig, path)
 
 
-def plot_curves(records, x_key: str, path: str, xlabel: str):
+def plot_curves(points: list[Point], x_key: str, path: str, xlabel: str):
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.5))
     by_batch = defaultdict(list)
-    for r in records:
-        if r.get("history"):
-            by_batch[r["global_batch_size"]].append(r)
+    for p in points:
+        if p.history:
+            by_batch[p.record.global_batch_size].append(p)
     if not by_batch:
         plt.close(fig)
         return
     cmap = plt.get_cmap("viridis")
     sizes = sorted(by_batch)
     for i, batch in enumerate(sizes):
-        r = by_batch[batch][0]  # first seed
-        h = sorted(r["history"], key=lambda e: e["step"])
-        x = [e["step"] if x_key == "step" else e["images_seen"] for e in h]
+        first_seed = by_batch[batch][0]
+        h = sorted(first_seed.history, key=lambda e: e.step)
+        x = [e.step if x_key == "step" else e.images_seen for e in h]
         color = cmap(i / max(len(sizes) - 1, 1))
-        a1.plot(x, [e["is_mean"] for e in h], marker=".", color=color, label=f"batch {batch}")
-        a2.plot(x, [e["fid"] for e in h], marker=".", color=color, label=f"batch {batch}")
+        a1.plot(x, [e.is_mean for e in h], marker=".", color=color, label=f"batch {batch}")
+        a2.plot(x, [e.fid for e in h], marker=".", color=color, label=f"batch {batch}")
     a1.set_ylabel("IS")
     a2.set_ylabel("FID")
     for ax in (a1, a2):
@@ -240,44 +233,38 @@ def plot_curves(records, x_key: str, path: str, xlabel: str):
             ax.set_xscale("log")
     a2.legend(fontsize=7)
     fig.tight_layout()
-    figures._save(fig, path)
+    grids.save_figure(fig, path)
 
 
-def comparison(records, path: str):
+def comparison(points: list[Point], path: str):
     rows = {}
     dataset, cls = None, 0
-    for r in sorted(records, key=lambda r: (r["global_batch_size"], r["seed"])):
-        f = os.path.join(r["_dir"], "samples", "samples.npz")
-        if r["status"] != "done" or r["global_batch_size"] in rows or not os.path.exists(f):
+    for p in sorted(points, key=lambda p: (p.record.global_batch_size, p.record.seed)):
+        batch = p.record.global_batch_size
+        if p.record.status != "done" or batch in rows or not os.path.exists(p.samples_path):
             continue
-        with np.load(f, allow_pickle=False) as z:
-            rows[r["global_batch_size"]] = z["comparison"]
-        dataset, cls = r["config"]["data"]["name"], r["config"]["eval"]["sample_class"]
+        with np.load(p.samples_path, allow_pickle=False) as z:
+            rows[batch] = z["comparison"]
+        dataset, cls = p.config.data.name, p.config.eval.sample_class
     if rows:
-        figures.comparison_figure(rows, path, class_name(dataset, cls))
+        grids.comparison_figure(rows, path, class_name(dataset, cls))
 
 
-def write_report(sweep_dir: str, log=print) -> dict:
-    records = load_points(sweep_dir, log)
+def write_report(sweep_dir: str) -> dict:
+    points = records.load_points(sweep_dir)
     out = os.path.join(sweep_dir, "report")
-    os.makedirs(out, exist_ok=True)
-    rows = summarise(records)
-    preset = records[0]["config"]["preset"] if records else ""
-    md = markdown_table(rows, records, preset)
-    runfiles.atomic_write_text(os.path.join(out, "table.md"), md)
-    runfiles.atomic_write_text(os.path.join(out, "table.csv"), csv_table(rows))
-    runfiles.atomic_write_text(os.path.join(out, "table.tex"), latex_table(rows, records))
-    runfiles.atomic_write_json(os.path.join(out, "summary.json"), rows)
+    rows = summarise(points)
+    preset = points[0].config.preset if points else ""
+    md = markdown_table(rows, points, preset)
+    files.atomic_write_text(os.path.join(out, "table.md"), md)
+    files.atomic_write_text(os.path.join(out, "table.csv"), csv_table(rows))
+    files.atomic_write_text(os.path.join(out, "table.tex"), latex_table(rows, points))
+    files.atomic_write_json(os.path.join(out, "summary.json"), rows)
     plot_vs_batch(rows, os.path.join(out, "is_fid_vs_batch.png"))
-    plot_curves(records, "step", os.path.join(out, "curves_vs_steps.png"), "generator steps")
-    plot_curves(records, "images_seen", os.path.join(out, "curves_vs_images.png"),
+    plot_curves(points, "step", os.path.join(out, "curves_vs_steps.png"), "generator steps")
+    plot_curves(points, "images_seen", os.path.join(out, "curves_vs_images.png"),
                 "real images seen by D")
-    comparison(records, os.path.join(out, "comparison.png"))
-    log(md)
-    log(f"report written to {out}")
+    comparison(points, os.path.join(out, "comparison.png"))
+    log.info(md)
+    log.info("report written to %s", out)
     return dict(rows=rows, markdown=md, dir=out)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    import sys
-    print(json.dumps(write_report(sys.argv[1])["rows"], indent=2))

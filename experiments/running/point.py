@@ -6,37 +6,44 @@ history) lets a killed point resume where it stopped.
 """
 from __future__ import annotations
 
+import logging
 import os
 import time
 
 import numpy as np
 
-from experiments import data, figures, runfiles
+from common import files
+from experiments import data, grids, records
 from experiments.config import RunConfig
+from experiments.records import PointRecord, Scores
+from experiments.running import run_dir as run_dir_lib
+from experiments.running.run_dir import ConfigMismatchError
 from sngan.training import GANTrainer
+
+log = logging.getLogger(__name__)
 
 COMPARISON_SAMPLES = 8
 COMPARISON_SEED = 2019  # same z in every run: rows of the comparison figure are comparable
 
 
-def _sample(trainer: GANTrainer, cfg: RunConfig, labels: np.ndarray, seed: int) -> np.ndarray:
+def _sample(sampler, cfg: RunConfig, labels: np.ndarray, seed: int) -> np.ndarray:
     """Samples for the given labels with the run's evaluation BN settings."""
-    return trainer.sampler.sample(len(labels), seed=seed, labels=labels,
-                                  bn_mode=cfg.eval.bn_mode, batch_size=cfg.eval.batch_size,
-                                  standing_batches=cfg.eval.standing_batches)
+    return sampler.sample(len(labels), seed=seed, labels=labels, bn_mode=cfg.eval.bn_mode,
+                          batch_size=cfg.eval.batch_size,
+                          standing_batches=cfg.eval.standing_batches)
 
 
-def comparison_samples(trainer: GANTrainer, cfg: RunConfig) -> np.ndarray:
+def comparison_samples(sampler, cfg: RunConfig) -> np.ndarray:
     """Same latents, same class, for the batch-size comparison figure (the 'orange' rows)."""
     labels = np.full([COMPARISON_SAMPLES],
                      cfg.eval.sample_class if cfg.model.num_classes else 0, np.int32)
-    return _sample(trainer, cfg, labels, COMPARISON_SEED)
+    return _sample(sampler, cfg, labels, COMPARISON_SEED)
 
 
-def class_grid_samples(trainer: GANTrainer, cfg: RunConfig, per_class: int = 8) -> np.ndarray:
+def class_grid_samples(sampler, cfg: RunConfig, per_class: int = 8) -> np.ndarray:
     classes = max(cfg.model.num_classes, 1)
     labels = np.repeat(np.arange(classes, dtype=np.int32), per_class)
-    images = _sample(trainer, cfg, labels, COMPARISON_SEED + 1)
+    images = _sample(sampler, cfg, labels, COMPARISON_SEED + 1)
     return images.reshape((classes, per_class) + images.shape[1:])
 
 
@@ -47,68 +54,88 @@ def training_input_fn(cfg: RunConfig):
                                            seed=cfg.train.seed, skip_batches=skip)
 
 
-def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, log=print,
-              extra: dict | None = None) -> dict:
-    """Train and score one configuration in `run_dir`; returns its metrics record."""
-    done = runfiles.read_metrics(run_dir, log)
-    if done is not None and done["config"] == cfg.to_dict():
-        log(f"{run_dir}: finished earlier ({done['status']}); skipping")
-        return done
-    if done is not None:
-        log(f"{run_dir}: metrics.json was made with another config; recomputing")
-    t_start = time.perf_counter()
-    trainer = GANTrainer(cfg.model, cfg.train, replicator, training_input_fn(cfg), run_dir,
-                         config_dict=cfg.to_dict(), log=log)
-    history_path = os.path.join(run_dir, runfiles.HISTORY)
-    history = runfiles.read_json(history_path, log=log) or []
-    if not isinstance(history, list):
-        history = []
-    history = [h for h in history if h.get("step", 0) <= trainer.restored_step]
-    eval_time = [0.0]
+def finished_record(cfg: RunConfig, run_dir: str) -> PointRecord | None:
+    """The point's record if it finished with this config; a finished point made with another
+    config is refused, never overwritten."""
+    done = records.read_record(run_dir)
+    if done is None:
+        return None
+    saved = records.read_config(run_dir)
+    diff = (run_dir_lib.config_differences(saved, cfg) if saved is not None
+            else ["config.json (missing or unreadable)"])
+    if diff:
+        raise ConfigMismatchError(
+            f"{run_dir} holds a finished result made with a different config (differs in "
+            f"{', '.join(diff)}): use another output directory; the result is kept")
+    return done
 
-    def score(step: int) -> dict:
+
+def save_samples(sampler, cfg: RunConfig, run_dir: str, step: int) -> None:
+    samples_dir = os.path.join(run_dir, records.SAMPLES)
+    comparison = comparison_samples(sampler, cfg)
+    grid = class_grid_samples(sampler, cfg)
+    with files.atomic_writer(os.path.join(samples_dir, "samples.npz"), "wb") as f:
+        np.savez_compressed(f, comparison=grids.to_uint8(comparison),
+                            class_grid=grids.to_uint8(grid))
+    grids.save_class_grid(grid, os.path.join(samples_dir, "class_grid.png"),
+                          title=f"batch {cfg.train.global_batch_size}, step {step}")
+
+
+def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> PointRecord:
+    """Train and score one configuration in `run_dir`; returns its record.
+
+    `labels` are sweep facts stored with the record (point, sweep_lr_scaling, sweep_budget).
+    """
+    done = finished_record(cfg, run_dir)
+    if done is not None:
+        log.info("%s: finished earlier (%s); skipping", run_dir, done.status)
+        return done
+    t_start = time.perf_counter()
+    run_dir_lib.claim(run_dir, cfg)
+    trainer = GANTrainer(cfg.model, cfg.train, replicator, training_input_fn(cfg), run_dir)
+    history = [h for h in records.read_history(run_dir) if (h.step or 0) <= trainer.restored_step]
+    eval_time = 0.0
+
+    def score(step: int) -> Scores:
+        nonlocal eval_time
         t = time.perf_counter()
-        scores = evaluator.score(trainer.sampler, replicator.num_replicas, step)
-        scores["images_seen"] = step * trainer.images_per_step
+        scores = evaluator.score(trainer.sampler, replicator.num_replicas, step,
+                                 images_seen=step * trainer.images_per_step)
         history.append(scores)
-        runfiles.atomic_write_json(history_path, history)
-        eval_time[0] += time.perf_counter() - t
+        records.write_history(run_dir, history)
+        eval_time += time.perf_counter() - t
         return scores
 
-    def maybe_score(trainer_, step: int):
+    def due(step: int) -> bool:
         every = cfg.eval.every
-        if every and step % every == 0 and step < cfg.train.steps:
+        return bool(every) and step % every == 0 and 0 < step < cfg.train.steps
+
+    def maybe_score(trainer_, step: int):
+        if due(step):
             score(step)
 
+    if due(trainer.restored_step) and all(h.step != trainer.restored_step for h in history):
+        log.info("%s: redoing the evaluation at step %d lost by the interruption", run_dir,
+                 trainer.restored_step)
+        score(trainer.restored_step)
     result = trainer.fit(eval_callback=maybe_score)
-    record = dict(config=cfg.to_dict(), run_dir=os.path.abspath(run_dir),
-                  global_batch_size=cfg.train.global_batch_size,
-                  seed=cfg.train.seed, replicas=replicator.num_replicas,
-                  bn_batch_per_replica=(cfg.train.global_batch_size
-                                        // cfg.train.grad_accumulation
-                                        // replicator.num_replicas),
-                  bn_cross_replica=cfg.model.bn_cross_replica,
-                  steps=result.steps, images_seen=result.images_seen,
-                  train_wall_time_s=round(result.wall_time_s, 3),
-                  last_losses=result.last_metrics, **(extra or {}))
+    facts = dict(global_batch_size=cfg.train.global_batch_size, seed=cfg.train.seed,
+                 replicas=replicator.num_replicas,
+                 bn_batch_per_replica=(cfg.train.global_batch_size // cfg.train.grad_accumulation
+                                       // replicator.num_replicas),
+                 bn_cross_replica=cfg.model.bn_cross_replica, steps=result.steps,
+                 images_seen=result.images_seen,
+                 train_wall_time_s=round(result.wall_time_s, 3),
+                 last_losses=result.last_metrics, **labels)
     if result.diverged_at is not None:
-        record.update(status="diverged", diverged_at=result.diverged_at, history=history)
-        log(f"{run_dir}: diverged at step {result.diverged_at}; recorded, moving on")
+        record = PointRecord(status="diverged", diverged_at=result.diverged_at, **facts)
+        log.warning("%s: diverged at step %d; recorded, moving on", run_dir, result.diverged_at)
     else:
-        final = next((h for h in history if h.get("step") == result.steps), None) \
+        final = next((h for h in history if h.step == result.steps), None) \
             or score(result.steps)
-        samples_dir = os.path.join(run_dir, "samples")
-        os.makedirs(samples_dir, exist_ok=True)
-        comparison = comparison_samples(trainer, cfg)
-        grid = class_grid_samples(trainer, cfg)
-        np.savez_compressed(os.path.join(samples_dir, "samples.npz"),
-                            comparison=figures.to_uint8(comparison),
-                            class_grid=figures.to_uint8(grid))
-        figures.save_class_grid(grid, os.path.join(samples_dir, "class_grid.png"),
-                                title=f"batch {cfg.train.global_batch_size}, "
-                                      f"step {result.steps}")
-        record.update(status="done", scores=final, history=history)
-    record["eval_wall_time_s"] = round(eval_time[0], 3)
-    record["point_wall_time_s"] = round(time.perf_counter() - t_start, 3)
-    runfiles.atomic_write_json(os.path.join(run_dir, runfiles.METRICS), record)
+        save_samples(trainer.sampler, cfg, run_dir, result.steps)
+        record = PointRecord(status="done", final=final, **facts)
+    record = record.replace(eval_wall_time_s=round(eval_time, 3),
+                            point_wall_time_s=round(time.perf_counter() - t_start, 3))
+    records.write_record(run_dir, record)
     return record

@@ -7,16 +7,20 @@ Learning-rate scaling relative to batch 64: none (SN-GAN's setting), linear, or 
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
 from dataclasses import dataclass
 
-from experiments import report, runfiles
-from experiments.config import BUDGET_MODES, LR_SCALING, ConfigError, RunConfig
+from common import files
+from common.progress import format_duration
+from experiments.config import BASELINE_BATCH, BUDGET_MODES, LR_SCALING, ConfigError, RunConfig
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZES = (8, 16, 32, 64, 128, 256, 512)
-REFERENCE_BATCH = 64
+
 
 
 @dataclass(frozen=True)
@@ -39,13 +43,13 @@ class SweepSpec:
         self.points()  # validates every point's config now, not hours into the sweep
 
     def lr_factor(self, batch: int) -> float:
-        ratio = batch / REFERENCE_BATCH
+        ratio = batch / BASELINE_BATCH
         return {"none": 1.0, "linear": ratio, "sqrt": math.sqrt(ratio)}[self.lr_scaling]
 
     def steps_for(self, batch: int) -> int:
         steps = self.base.train.steps
         if self.budget == "equal_images":
-            steps = max(1, round(steps * REFERENCE_BATCH / batch))
+            steps = max(1, round(steps * BASELINE_BATCH / batch))
         return steps
 
     def point_config(self, batch: int, seed: int) -> RunConfig:
@@ -74,32 +78,37 @@ class SweepSpec:
                     seeds=list(self.seeds), lr_scaling=self.lr_scaling, budget=self.budget)
 
 
-def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator, log=print) -> dict:
-    """Run every unfinished point (skipping finished ones), then write the report."""
+def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator) -> list:
+    """Run every unfinished point (skipping finished ones); returns their records.
+
+    The report is not written here: the CLI composes "sweep, then report", so running never
+    depends on reporting.
+    """
     os.makedirs(out_dir, exist_ok=True)
-    runfiles.atomic_write_json(os.path.join(out_dir, "sweep.json"), spec.to_dict())
+    files.atomic_write_json(os.path.join(out_dir, "sweep.json"), spec.to_dict())
     points = spec.points()
     t0 = time.perf_counter()
-    from experiments.point import run_point  # TensorFlow-heavy; keep `report` importable alone
-    from sngan.progress import format_duration
+    from experiments.running.point import run_point  # TensorFlow-heavy
 
     def cost(cfg):  # work of a point, for the sweep's ETA: images through D and G
         return cfg.train.global_batch_size * cfg.train.steps * (cfg.train.n_dis + 1)
 
     remaining = sum(cost(cfg) for _, cfg in points)
     done_cost, done_time = 0, 0.0
+    results = []
     for i, (name, cfg) in enumerate(points, 1):
         eta = (format_duration(done_time / done_cost * remaining) if done_cost else "?")
-        log(f"=== point {i}/{len(points)}: {name} (batch {cfg.train.global_batch_size}, "
-            f"{cfg.train.steps} G steps, lr x{spec.lr_factor(cfg.train.global_batch_size):.3g}) "
-            f"| sweep elapsed {format_duration(time.perf_counter() - t0)}, ETA {eta}")
+        batch = cfg.train.global_batch_size
+        log.info(f"=== point {i}/{len(points)}: {name} (batch {batch}, "
+                 f"{cfg.train.steps} G steps, lr x{spec.lr_factor(batch):.3g}) "
+                 f"| sweep elapsed {format_duration(time.perf_counter() - t0)}, ETA {eta}")
         t = time.perf_counter()
-        run_point(cfg, os.path.join(out_dir, "points", name), replicator, evaluator, log=log,
-                  extra=dict(point=name, sweep_lr_scaling=spec.lr_scaling,
-                             sweep_budget=spec.budget))
+        results.append(run_point(cfg, os.path.join(out_dir, "points", name), replicator,
+                                 evaluator, point=name, sweep_lr_scaling=spec.lr_scaling,
+                                 sweep_budget=spec.budget))
         remaining -= cost(cfg)
         if time.perf_counter() - t > 1.0:  # computed now, not a finished point skipped
             done_cost += cost(cfg)
             done_time += time.perf_counter() - t
-    log(f"sweep finished in {time.perf_counter() - t0:.0f} s")
-    return report.write_report(out_dir, log)
+    log.info(f"sweep finished in {time.perf_counter() - t0:.0f} s")
+    return results

@@ -10,7 +10,7 @@ import scipy.linalg
 import scipy.special
 import tensorflow as tf
 
-from sngan import tfgan_bridge
+from common import tfgan_bridge
 
 RTOL = 1e-6
 
@@ -26,9 +26,9 @@ def test_bridge_exposes_eval_and_losses_without_tfgan_init():
 
 def test_bridge_imports_in_a_fresh_interpreter():
     """In a new process, alone: no earlier import may be what makes it work."""
-    code = ("from sngan import tfgan_bridge as b; "
+    code = ("from common import tfgan_bridge as b; "
             "print(float(b.eval.classifier_score_from_logits([[0.0, 0.0]])))")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, cwd=root, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert out.returncode == 0, out.stderr[-2000:]

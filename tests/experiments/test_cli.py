@@ -1,7 +1,7 @@
 """The command line: documented options, dry runs, and one-line errors for bad input."""
 import pytest
 
-from experiments.__main__ import build_parser, main
+from experiments.cli import build_parser, main
 
 
 def test_sweep_help_documents_every_option(capsys):

@@ -1,4 +1,4 @@
-"""Configs: presets validate, JSON round trip is exact, overrides and bad values give clear errors."""
+"""Configs: presets validate, JSON round trip is exact, bad values give clear errors."""
 import json
 
 import pytest

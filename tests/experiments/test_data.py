@@ -261,7 +261,7 @@ def test_tfds_datasets_follow_the_contract_offline(no_downloads, name, resolutio
 
 
 def test_fashion_mnist_can_come_from_tfds_on_request(no_downloads):
-    cfg = DataConfig(data_dir="tfds")
+    cfg = DataConfig(source="tfds")
     with no_downloads.testing.mock_data(num_examples=4):
         ds = data.make_input_fn(cfg, 4, "train", seed=0)(None)
         images, _ = _take(ds, 1)
@@ -321,7 +321,7 @@ COLOURS = {"cat": (250, 10, 10), "ant": (10, 250, 10), "bee": (10, 10, 250)}
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     root = tmp_path_factory.mktemp("image_folder")
-    for k, (name, colour) in enumerate(COLOURS.items()):
+    for name, colour in COLOURS.items():
         os.makedirs(root / name)
         for i, (h, w) in enumerate([(40, 60), (64, 48), (32, 32)]):
             image = tf.constant(np.broadcast_to(np.uint8(colour), (h, w, 3)).copy())

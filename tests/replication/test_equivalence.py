@@ -9,7 +9,6 @@ norm, and losses divided by the per-replica batch.
 import numpy as np
 import pytest
 import tensorflow as tf
-
 import tiny_training
 
 ATOL = RTOL = 2e-5
@@ -46,7 +45,7 @@ def test_synchronised_bn_matches_one_replica(replicator, one_replica, spec):
 def test_unsynchronised_bn_is_detected(replicator, one_replica, spec):
     run = tiny_training.train(replicator(spec), synchronized=False)
     assert max_difference(run, one_replica) > 100 * ATOL
-    # ... and its moving statistics silently differ between replicas (STUDY.md).
+    # ... and its moving statistics silently differ between replicas.
     moving_variance = run["replica_copies"][4]
     assert np.abs(moving_variance[1] - moving_variance[0]).max() > 100 * ATOL
 

@@ -5,8 +5,8 @@ import time
 
 import numpy as np
 import pytest
-
 import tiny_training
+
 from replication import launch_workers
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -165,6 +165,7 @@ def test_new_replicators_over_the_same_devices_get_their_own_collective_keys():
 
 def test_device_kind_on_this_machine():
     import tensorflow as tf
+
     from replication import make_replicator
     expected = "GPU" if tf.config.list_logical_devices("GPU") else "CPU"
     assert make_replicator("default").device_kind == expected

@@ -6,8 +6,9 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from configs import PRESET_MODELS
+from configs import ModelCfg as ModelConfig
 
-from experiments.config import ModelConfig, preset
 from sngan import models
 from sngan.layers import SNConv2D, SNDense, SNEmbedding
 
@@ -24,9 +25,9 @@ def _small(cfg, ch=4):
 
 # Each preset's model config; 64/128 at small widths (their full sizes are counted below).
 CONFIGS = {
-    "fashion_mnist": preset("fashion_mnist").model,
-    "cifar10": preset("cifar10").model,
-    "imagenet128_ch4": _small(preset("imagenet128").model),
+    "fashion_mnist": PRESET_MODELS["fashion_mnist"],
+    "cifar10": PRESET_MODELS["cifar10"],
+    "imagenet128_ch4": _small(PRESET_MODELS["imagenet128"]),
     "res64_ch4": ModelConfig(resolution=64, image_channels=3, num_classes=5, z_dim=16,
                              g_ch=4, d_ch=4),
     "unconditional32": ModelConfig(resolution=32, image_channels=3, num_classes=0, z_dim=8,
@@ -86,7 +87,7 @@ def test_output_shapes_and_ranges(name):
 
 def test_full_imagenet128_parameter_counts():
     """The TF-Replicator study's models at full width (ch 64, 1000 classes)."""
-    cfg = preset("imagenet128").model
+    cfg = PRESET_MODELS["imagenet128"]
     start = time.perf_counter()
     g, d = models.build_generator(cfg), models.build_discriminator(cfg)
     n_g, n_d = models.count_params(g), models.count_params(d)
@@ -102,7 +103,7 @@ def test_full_imagenet128_parameter_counts():
 def test_preset_parameter_counts():
     counts = {}
     for name in ("fashion_mnist", "cifar10"):
-        cfg = preset(name).model
+        cfg = PRESET_MODELS[name]
         counts[name] = (models.count_params(models.build_generator(cfg)),
                         models.count_params(models.build_discriminator(cfg)))
     print(counts)

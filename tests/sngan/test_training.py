@@ -1,24 +1,24 @@
-"""The trainer: resume equals uninterrupted, config changes refused, divergence recorded,
-replica-count independence of training and sampling, and (slow) real learning."""
-import json
+"""The trainer: resume equals uninterrupted, divergence recorded, checkpoints, summaries."""
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from configs import ModelCfg, TrainCfg
 
 import replication
-from experiments import config as c
-from sngan.training import ConfigMismatchError, GANTrainer
-
-TINY = {"model.g_ch": 8, "model.d_ch": 8, "model.z_dim": 16, "train.global_batch_size": 8,
-        "train.n_dis": 2, "train.steps": 4, "train.checkpoint_every": 2,
-        "train.log_every": 100, "train.summary_every": 2, "eval.batch_size": 8}
+from sngan.training import GANTrainer
 
 
-def tiny_cfg(**overrides):
-    return c.preset("fashion_mnist", {**TINY, **{k.replace("__", "."): v
-                                                  for k, v in overrides.items()}})
+class Tiny:
+    """A tiny model and training config (the sngan tests do not use the study's configs)."""
+
+    def __init__(self, **train):
+        self.model, self.train = ModelCfg(), TrainCfg(**train)
+
+
+def tiny_cfg(**train):
+    return Tiny(**{k.removeprefix("train__"): v for k, v in train.items()})
 
 
 def synthetic_input_fn(global_batch, seed=0, poison=False):
@@ -43,7 +43,7 @@ def make(tmp_path, cfg, spec="default", name="run", poison=False):
     repl = replication.make_replicator(spec)
     return GANTrainer(cfg.model, cfg.train, repl,
                       synthetic_input_fn(cfg.train.global_batch_size, poison=poison),
-                      str(tmp_path / name), config_dict=cfg.to_dict(), log=lambda *_: None)
+                      str(tmp_path / name))
 
 
 def weights(trainer):
@@ -71,16 +71,6 @@ def test_resume_equals_uninterrupted(tmp_path):
     assert any("/u" in k or k.endswith("u") for k in a)
 
 
-def test_resume_with_changed_config_is_refused(tmp_path):
-    cfg = tiny_cfg()
-    make(tmp_path, cfg).fit(until=2)
-    changed = tiny_cfg(train__n_dis=3)
-    with pytest.raises(ConfigMismatchError, match="train.n_dis"):
-        make(tmp_path, changed)
-    # logging cadence may change without refusal
-    make(tmp_path, tiny_cfg(train__log_every=7))
-
-
 def test_divergence_is_recorded_and_checkpoint_kept(tmp_path):
     cfg = tiny_cfg()
     trainer = make(tmp_path, cfg, poison=True)
@@ -90,51 +80,11 @@ def test_divergence_is_recorded_and_checkpoint_kept(tmp_path):
     assert trainer.manager.latest_checkpoint is None  # nothing broken was saved
 
 
-def test_training_and_sampling_do_not_depend_on_replica_count(tmp_path):
-    cfg = tiny_cfg(train__steps=2)
-    one = make(tmp_path, cfg, "default", name="one")
-    one.fit()
-    cfg4 = tiny_cfg(train__steps=2, train__replicator="cpu:4")
-    four = make(tmp_path, cfg4, "cpu:4", name="four")
-    four.fit()
-    a, b = weights(one), weights(four)
-    compared = 0
-    for k in a:
-        if k.startswith("generator/") and k.endswith("bias") and "final" not in k:
-            # These biases feed a batch norm, so their gradient is zero in exact arithmetic:
-            # Adam turns the round-off left of it into lr-sized steps on any device count.
-            continue
-        rel = np.abs(a[k] - b[k]).max() / max(np.abs(a[k]).max(), 1e-3)
-        assert rel < 1e-3, (k, rel)
-        compared += 1
-    assert compared > 40
-    s1 = one.sampler.sample(16, seed=3, batch_size=8)
-    s4 = four.sampler.sample(16, seed=3, batch_size=8)
-    np.testing.assert_allclose(s1, s4, atol=1e-4)
-    # ... and so do the scores (shipped classifier, real Fashion-MNIST test images)
-    from experiments import classifiers, data, scoring
-    ev = c.EvalConfig(protocol="custom", num_fake=16, num_real=64, is_splits=2, batch_size=8,
-                      kid_subsets=2)
-    clf = classifiers.load_classifier(ev)
-    _, real = clf.activations(data.fashion_mnist_images("test")[0][:64])
-    a1, a4 = (scoring.score_images(x, clf, real, ev) for x in (s1, s4))
-    for key in ("is_mean", "fid", "kid_mean"):
-        assert a1[key] == pytest.approx(a4[key], rel=1e-4, abs=1e-6), key
-    # moving statistics are untouched by sampling in 'batch' and 'standing' modes
-    before = [bn.moving_mean.numpy().copy() for bn in one.generator.bn_layers]
-    std = one.sampler.sample(16, seed=3, batch_size=8, bn_mode="standing", standing_batches=3)
-    mov = one.sampler.sample(16, seed=3, batch_size=8, bn_mode="moving")
-    for x, bn in zip(before, one.generator.bn_layers):
-        np.testing.assert_array_equal(x, bn.moving_mean.numpy())
-    assert np.abs(std - s1).max() > 1e-4 and np.abs(mov - s1).max() > 1e-4
-
-
-def test_checkpoints_summaries_and_config_written(tmp_path):
+def test_checkpoints_and_summaries_written(tmp_path):
     cfg = tiny_cfg(train__ema_decay=0.5, train__lr_decay_start=1)
     trainer = make(tmp_path, cfg)
     trainer.fit()
     run = tmp_path / "run"
-    assert json.loads((run / "config.json").read_text()) == cfg.to_dict()
     assert tf.train.latest_checkpoint(str(run / "checkpoints")).endswith("-4")
     assert any(f.startswith("events") for f in os.listdir(run / "tensorboard"))
     # linear decay from step 1 towards 0 at step 4: the last update (step index 3) used 1/3
@@ -143,27 +93,3 @@ def test_checkpoints_summaries_and_config_written(tmp_path):
     ema = trainer.g_ema.trainable_variables[0].numpy()
     raw = trainer.generator.trainable_variables[0].numpy()
     assert not np.allclose(ema, raw)
-
-
-@pytest.mark.slow
-def test_a_few_hundred_steps_on_fashion_mnist_learn(tmp_path):
-    from experiments import data
-    cfg = c.preset("fashion_mnist", {"train.global_batch_size": 32, "train.steps": 300,
-                                     "train.n_dis": 1, "train.checkpoint_every": 300,
-                                     "train.log_every": 100, "train.summary_every": 300,
-                                     "model.g_ch": 16, "model.d_ch": 16})
-    repl = replication.make_replicator("default")
-    trainer = GANTrainer(cfg.model, cfg.train, repl,
-                         lambda skip: data.make_input_fn(cfg.data, 32, "train", seed=0,
-                                                         skip_batches=skip),
-                         str(tmp_path / "run"), log=lambda *_: None)
-    x0 = trainer.sampler.sample(64, seed=5, batch_size=64)
-    trainer.fit()
-    x1 = trainer.sampler.sample(64, seed=5, batch_size=64)
-    real, labels = next(iter(data.make_input_fn(cfg.data, 64, "test", seed=1)()))
-    d_real = trainer.discriminator(real, labels, training=False).numpy().mean()
-    d_fake = trainer.discriminator(x1, np.arange(64) % 10, training=False).numpy().mean()
-    assert d_real - d_fake > 0.1, (d_real, d_fake)
-    assert np.abs(x1 - x0).mean() > 0.1
-    # samples moved towards the data: background pixels (image corners) become dark
-    assert x1[:, :2, :2].mean() < x0[:, :2, :2].mean() - 0.1

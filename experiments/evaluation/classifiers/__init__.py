@@ -5,17 +5,17 @@ machine); `inception` is TF-GAN's Inception-v3, the network published IS/FID num
 """
 from __future__ import annotations
 
-from experiments.classifiers.base import Classifier, iterate_batches
+from experiments.evaluation.classifiers.base import Classifier, iterate_batches
 
 
 def load_classifier(eval_cfg) -> Classifier:
     """The classifier named by `eval_cfg.classifier` (an `experiments.config.EvalConfig`)."""
     if eval_cfg.classifier == "fashion_mnist_classifier":
-        from experiments.classifiers import fashion_mnist
+        from experiments.evaluation.classifiers import fashion_mnist
 
         return fashion_mnist.load()
     if eval_cfg.classifier == "inception":
-        from experiments.classifiers import inception
+        from experiments.evaluation.classifiers import inception
 
         return inception.load(eval_cfg.inception_path)
     raise ValueError(f"unknown classifier {eval_cfg.classifier!r}; expected "

@@ -8,7 +8,6 @@ batches of at most `batch_size`, so memory is bounded by one batch of images plu
 """
 from __future__ import annotations
 
-import hashlib
 import typing
 
 import numpy as np
@@ -67,16 +66,3 @@ def run_in_batches(fn, images, batch_size: int, shape, who: str):
         raise ValueError(f"{who}: no images to classify")
     return (np.concatenate(logits).astype(np.float64),
             np.concatenate(features).astype(np.float64))
-
-
-def update_hash(h, path) -> None:
-    """Feed a file to a hashlib object in 1 MiB blocks (weights files can be large)."""
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-
-
-def file_sha256(path) -> str:
-    h = hashlib.sha256()
-    update_hash(h, path)
-    return h.hexdigest()

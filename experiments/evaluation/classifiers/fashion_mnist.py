@@ -12,22 +12,25 @@ Input: 32x32x1 images in [-1, 1], padded from 28x28 exactly like the GAN's train
 """
 from __future__ import annotations
 
-import hashlib
-import io
 import json
+import logging
 import os
 import platform
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
 
-from experiments.classifiers.base import file_sha256, run_in_batches
+from common import files
+from common.errors import WeightsError
+from common.files import file_sha256
+from experiments.evaluation.classifiers.base import run_in_batches
+
+log = logging.getLogger(__name__)
 
 NAME = "fashion_mnist_classifier"
-ASSETS_DIR = Path(__file__).resolve().parents[1] / "assets"
+ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
 WEIGHTS_PATH = ASSETS_DIR / "fashion_mnist_classifier.npz"
 IMAGE_SHAPE = (32, 32, 1)
 NUM_CLASSES = 10
@@ -78,22 +81,8 @@ def _weight_arrays(model) -> dict[str, np.ndarray]:
 
 
 def save_weights(model, path: str | os.PathLike) -> str:
-    """Write the model's variables to an .npz with fixed timestamps; return its sha256."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        for key, array in sorted(_weight_arrays(model).items()):
-            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            with zf.open(info, "w") as f:
-                np.lib.format.write_array(f, np.ascontiguousarray(array), allow_pickle=False)
-    data = buffer.getvalue()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-    return hashlib.sha256(data).hexdigest()
+    """Write the model's variables to a reproducible .npz; return its sha256."""
+    return files.write_npz(path, _weight_arrays(model))
 
 
 def load_weights(model, path: str | os.PathLike) -> None:
@@ -139,13 +128,13 @@ def load(weights_path: str | os.PathLike | None = None) -> FashionMNISTClassifie
     weights_path = Path(weights_path or WEIGHTS_PATH)
     rec_path = record_path(weights_path)
     if not weights_path.exists():
-        raise FileNotFoundError(
+        raise WeightsError(
             f"classifier weights not found at {weights_path}; they ship with the repository "
             f"(experiments/assets/). Recreate them with `{TRAIN_COMMAND}`.")
     digest = file_sha256(weights_path)
     record = json.loads(rec_path.read_text()) if rec_path.exists() else {}
     if record and record.get("sha256") != digest:
-        raise ValueError(
+        raise WeightsError(
             f"{weights_path} has sha256 {digest} but {rec_path} records "
             f"{record.get('sha256')}: the weights were changed without their record. Restore "
             f"them from git or retrain with `{TRAIN_COMMAND}`.")
@@ -164,7 +153,7 @@ def _split(split: str, data_dir: str | None):
 
 def train_classifier(output_path: str | os.PathLike | None = None, epochs: int | None = None,
                      seed: int = 0, batch_size: int = 128, learning_rate: float = 2e-3,
-                     data_dir: str | None = None, log=print) -> dict:
+                     data_dir: str | None = None) -> dict:
     """Train on the train split, report test accuracy, write weights + JSON record.
 
     Seeded initialisation and shuffling with op determinism on: two runs on the same machine
@@ -189,7 +178,7 @@ def train_classifier(output_path: str | os.PathLike | None = None, epochs: int |
                       metrics=["accuracy"])
     t0 = time.perf_counter()
     history = trainable.fit(x_train, y_train, batch_size=batch_size, epochs=epochs,
-                            shuffle=True, verbose=2 if log else 0)
+                            shuffle=True, verbose=2)
     train_time = time.perf_counter() - t0
     logits, _ = FashionMNISTClassifier(model, "unsaved").activations(x_test)
     test_accuracy = float(np.mean(np.argmax(logits, axis=1) == y_test))
@@ -204,11 +193,7 @@ def train_classifier(output_path: str | os.PathLike | None = None, epochs: int |
         train_time_s=round(train_time, 1),
         command=f"{TRAIN_COMMAND} --epochs {epochs} --seed {seed}",
         tensorflow=tf.__version__, keras=keras.__version__, python=platform.python_version())
-    rec_path = record_path(output_path)
-    tmp = rec_path.with_name(f".tmp-{os.getpid()}-{rec_path.name}")
-    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, rec_path)
-    if log:
-        log(f"classifier: test accuracy {test_accuracy:.4f}, sha256 {digest[:16]}..., "
-            f"{train_time:.0f} s, written to {output_path}")
+    files.atomic_write_json(record_path(output_path), record)
+    log.info(f"classifier: test accuracy {test_accuracy:.4f}, sha256 {digest[:16]}..., "
+             f"{train_time:.0f} s, written to {output_path}")
     return record

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from experiments.classifiers.base import run_in_batches, update_hash
+from common.errors import UserError
+from common.files import update_hash
+from experiments.evaluation.classifiers.base import run_in_batches
 
 NAME = "inception"
 ENV_VAR = "SNGAN_INCEPTION_PATH"
@@ -35,7 +37,7 @@ HOW_TO_PROVIDE = (
     "eval.classifier=fashion_mnist_classifier for Fashion-MNIST.")
 
 
-class InceptionUnavailable(RuntimeError):
+class InceptionUnavailable(UserError, RuntimeError):
     """The Inception network could not be loaded; the message says what was tried."""
 
 
@@ -56,7 +58,7 @@ def _reachable(url: str, timeout: float) -> str | None:
     """
     parts = urllib.parse.urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    result: list[str | None] = ["timed out after %.0f s" % timeout]
+    result: list[str | None] = [f"timed out after {timeout:.0f} s"]
 
     def probe():
         try:

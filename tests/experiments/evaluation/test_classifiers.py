@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments import classifiers, metrics
-from experiments.classifiers import fashion_mnist, inception
 from experiments.config import EvalConfig
 from experiments.data import fashion_mnist_images
+from experiments.evaluation import classifiers, metrics
+from experiments.evaluation.classifiers import fashion_mnist, inception
 
 
 # -- shipped Fashion-MNIST classifier -------------------------------------------------------

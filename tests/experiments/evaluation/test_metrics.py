@@ -4,7 +4,7 @@ import pytest
 import scipy.linalg
 import scipy.special
 
-from experiments import metrics
+from experiments.evaluation import metrics
 
 RTOL = 1e-6
 

@@ -1,14 +1,15 @@
 """Reference-feature cache: computed once, reused, invalidated by any change of its key."""
 import dataclasses
+import logging
 import os
 
 import numpy as np
 import pytest
 
-from experiments import reference_stats
-from experiments.classifiers.base import iterate_batches
 from experiments.config import DataConfig, EvalConfig
 from experiments.data import fashion_mnist_images
+from experiments.evaluation import reference_stats
+from experiments.evaluation.classifiers.base import iterate_batches
 
 
 class CountingClassifier:
@@ -84,24 +85,29 @@ def test_classifier_resize_and_feature_layer_are_part_of_the_key(tmp_path, attri
         reference_stats.cache_path(tmp_path, keys[1])
 
 
-def test_foreign_or_corrupt_files_are_recomputed(tmp_path):
+def test_foreign_or_corrupt_files_are_recomputed(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+
+    def messages():
+        return [r.getMessage() for r in caplog.records]
+
     clf = CountingClassifier()
     path = reference_stats.reference_statistics(DATA, EVAL, clf, tmp_path).path
     with np.load(path) as npz:
         arrays = dict(npz)
     np.savez(path, **{**arrays, "key": np.array('{"another": "protocol"}')})
-    messages = []
-    reference_stats.reference_statistics(DATA, EVAL, clf, tmp_path, log=messages.append)
-    assert clf.seen == 600 and "another protocol" in messages[0]
+    caplog.clear()
+    reference_stats.reference_statistics(DATA, EVAL, clf, tmp_path)
+    assert clf.seen == 600 and "another protocol" in messages()[0]
 
     with open(path, "wb") as f:
         f.write(b"not a zip file")
-    reference_stats.reference_statistics(DATA, EVAL, clf, tmp_path, log=messages.append)
-    assert clf.seen == 900 and "unreadable" in messages[-2]
+    reference_stats.reference_statistics(DATA, EVAL, clf, tmp_path)
+    assert clf.seen == 900 and "unreadable" in messages()[-2]
 
     np.savez(path, **{**arrays, "features": np.array([object()])})  # would need pickle
-    reference_stats.reference_statistics(DATA, EVAL, clf, tmp_path, log=messages.append)
-    assert clf.seen == 1200 and "unreadable" in messages[-2]
+    reference_stats.reference_statistics(DATA, EVAL, clf, tmp_path)
+    assert clf.seen == 1200 and "unreadable" in messages()[-2]
 
 
 def test_default_cache_dir_follows_the_environment(tmp_path, monkeypatch):

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from experiments import metrics, scoring
-from experiments.classifiers.base import iterate_batches
 from experiments.config import EvalConfig
+from experiments.evaluation import metrics, scoring
+from experiments.evaluation.classifiers.base import iterate_batches
 
 
 class LinearClassifier:
@@ -61,7 +61,7 @@ def test_too_few_generated_images_is_an_error():
 
 def test_protocol_record_names_everything_a_score_depends_on():
     record = scoring.protocol_record(EVAL, LinearClassifier(), 250, 400,
-                                     dict(replicas=4, eval_wall_time_s=1.5))
+                                     replicas=4, eval_wall_time_s=1.5).to_dict()
     assert record["classifier"] == "linear" and record["classifier_version"] == "sha256:test"
     assert (record["n_fake"], record["n_real"], record["reference_split"], record["is_splits"],
             record["bn_mode"], record["seed"], record["replicas"],
@@ -74,6 +74,6 @@ def test_named_protocols_carry_their_counts():
     assert (EvalConfig.for_protocol("standard").num_fake,
             EvalConfig.for_protocol("standard").num_real) == (50_000, 50_000)
     record = scoring.protocol_record(EvalConfig.for_protocol("sngan_paper"), LinearClassifier(),
-                                     5_000, 10_000)
+                                     5_000, 10_000).to_dict()
     assert (record["protocol"], record["n_fake"], record["n_real"]) == ("sngan_paper", 5_000,
                                                                           10_000)

@@ -3,32 +3,39 @@ import os
 
 import numpy as np
 
+from common import files
 from experiments import config as c
-from experiments import figures, runfiles
+from experiments import grids, records
+from experiments.records import PointRecord, Protocol, Scores
+
+PROTOCOL = Protocol(protocol="tiny", classifier="fashion_mnist_classifier",
+                    classifier_version="abc", classifier_resize="none",
+                    classifier_features="features", n_fake=500, n_real=1000,
+                    reference_split="test", is_splits=5, kid_subsets=5, bn_mode="batch", seed=1,
+                    eval_batch_size=500, metric_implementation="tensorflow-gan (float64)")
 
 
 def fake_point(root, batch, seed, is_mean, fid, status="done"):
-    cfg = c.preset("fashion_mnist").to_dict()
+    cfg = c.preset("fashion_mnist", {"train.global_batch_size": batch, "train.seed": seed})
     run_dir = os.path.join(root, "points", f"bs{batch:04d}_seed{seed}")
-    history = [dict(step=s, images_seen=s * batch * 2, is_mean=is_mean * s / 100,
-                    fid=fid * 100 / s, is_std=0.1, kid_mean=0.01, kid_std=0.001)
+    history = [Scores(step=s, images_seen=s * batch * 2, is_mean=is_mean * s / 100,
+                      fid=fid * 100 / s, is_std=0.1, kid_mean=0.01, kid_std=0.001,
+                      n_fake=500, n_real=1000, protocol=PROTOCOL.replace(step=s))
                for s in (50, 100)]
-    scores = dict(history[-1], protocol=dict(classifier="fashion_mnist_classifier",
-                                             classifier_version="abc", n_fake=500, n_real=1000,
-                                             reference_split="test", is_splits=5,
-                                             resize_method="none", bn_mode="batch", seed=1))
-    rec = dict(status=status, config=cfg, global_batch_size=batch, seed=seed, replicas=1,
-               steps=100, images_seen=100 * batch * 2, train_wall_time_s=60.0,
-               eval_wall_time_s=6.0, history=history)
+    record = PointRecord(status=status, global_batch_size=batch, seed=seed, replicas=1,
+                         bn_batch_per_replica=batch, bn_cross_replica=True, steps=100,
+                         images_seen=100 * batch * 2, train_wall_time_s=60.0,
+                         eval_wall_time_s=6.0, final=history[-1] if status == "done" else None,
+                         diverged_at=None if status == "done" else 100)
+    records.write_config(run_dir, cfg)
+    records.write_history(run_dir, history)
     if status == "done":
-        rec["scores"] = scores
-        os.makedirs(os.path.join(run_dir, "samples"))
-        np.savez(os.path.join(run_dir, "samples", "samples.npz"),
-                 comparison=np.full((8, 32, 32, 1), batch % 255, np.uint8),
-                 class_grid=np.zeros((10, 8, 32, 32, 1), np.uint8))
-        figures.save_class_grid(np.zeros((10, 2, 32, 32, 1), np.float32),
-                                os.path.join(run_dir, "samples", "class_grid.png"))
-    runfiles.atomic_write_json(os.path.join(run_dir, runfiles.METRICS), rec)
+        with files.atomic_writer(os.path.join(run_dir, "samples", "samples.npz"), "wb") as f:
+            np.savez(f, comparison=np.full((8, 32, 32, 1), batch % 255, np.uint8),
+                     class_grid=np.zeros((10, 8, 32, 32, 1), np.uint8))
+        grids.save_class_grid(np.zeros((10, 2, 32, 32, 1), np.float32),
+                              os.path.join(run_dir, "samples", "class_grid.png"))
+    records.write_record(run_dir, record)
 
 
 def fake_sweep(root):

@@ -2,11 +2,10 @@
 import pathlib
 
 import nbformat
+from fake_results import fake_sweep
 from nbclient import NotebookClient
 
-from fake_results import fake_sweep
-
-NOTEBOOK = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "batch_size_study.ipynb"
+NOTEBOOK = pathlib.Path(__file__).resolve().parents[3] / "notebooks" / "batch_size_study.ipynb"
 
 
 def test_notebook_executes_on_a_results_directory(tmp_path, monkeypatch):

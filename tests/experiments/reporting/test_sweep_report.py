@@ -5,11 +5,13 @@ import os
 
 import numpy as np
 import pytest
-
-from experiments import config as c
-from experiments import report, runfiles
-from experiments.sweep import SweepSpec
 from fake_results import fake_point as _fake_point
+
+from common import files
+from experiments import config as c
+from experiments import records
+from experiments.reporting import report
+from experiments.running.sweep import SweepSpec
 
 
 def test_sweep_points_equal_steps_and_lr_scaling():
@@ -45,18 +47,33 @@ def test_sweep_rejects_bad_specs():
         SweepSpec(base, budget="equal_time")
 
 
-def test_atomic_write_and_corrupt_metrics(tmp_path, capsys):
-    path = tmp_path / "run" / runfiles.METRICS
-    runfiles.atomic_write_json(str(path), {"status": "done", "config": {}, "x": np.float32(1.5)})
-    assert json.loads(path.read_text())["x"] == 1.5
-    assert runfiles.read_metrics(str(path.parent))["status"] == "done"
-    assert not [p for p in os.listdir(path.parent) if p.startswith(".tmp-")]
+def test_atomic_write_and_corrupt_metrics(tmp_path, caplog):
+    _fake_point(str(tmp_path), 64, 0, 4.0, 40.0)
+    run = tmp_path / "points" / "bs0064_seed0"
+    path = run / records.METRICS
+    files.atomic_write_json(str(tmp_path / "x.json"), {"x": np.float32(1.5)})
+    assert json.loads((tmp_path / "x.json").read_text())["x"] == 1.5
+    assert records.read_record(str(run)).status == "done"
+    assert not [p for p in os.listdir(run) if p.startswith(".tmp-")]
+    good = path.read_text()
     path.write_text('{"status": "do')  # a torn write from elsewhere
-    messages = []
-    assert runfiles.read_metrics(str(path.parent), log=messages.append) is None
-    assert "corrupt" in messages[0] and "recomputed" in messages[0]
-    path.write_text('{"status": "running", "config": {}}')
-    assert runfiles.read_metrics(str(path.parent), log=messages.append) is None
+    assert records.read_record(str(run)) is None
+    assert "corrupt" in caplog.text and "recomputed" in caplog.text
+    for bad in ('{"status": "running"}', "null", good.replace('"seed"', '"sed"')):
+        path.write_text(bad)
+        assert records.read_record(str(run)) is None, bad
+    path.write_text(good)
+    (run / records.CONFIG).write_text("{")
+    assert records.load_point(str(run)) is None
+
+
+def test_records_round_trip_through_json(tmp_path):
+    _fake_point(str(tmp_path), 64, 0, 4.0, 40.0)
+    point = records.load_points(str(tmp_path))[0]
+    assert records.PointRecord.from_dict(json.loads(json.dumps(point.record.to_dict()))) \
+        == point.record
+    assert point.history[-1] == point.record.final
+    assert point.config.train.global_batch_size == 64
 
 
 def test_report_tables_plots_and_comparison(tmp_path):
@@ -65,7 +82,7 @@ def test_report_tables_plots_and_comparison(tmp_path):
         for batch, is_mean, fid in ((16, 3.0, 80.0), (64, 4.0, 40.0), (512, 6.0, 20.0)):
             _fake_point(root, batch, seed, is_mean + jitter, fid + 10 * jitter)
     _fake_point(root, 128, 0, 0, 0, status="diverged")
-    out = report.write_report(root, log=lambda *_: None)
+    out = report.write_report(root)
     rows = {r["batch"]: r for r in out["rows"]}
     assert rows[64]["is_mean"] == pytest.approx(4.1)
     assert rows[64]["is_std"] == pytest.approx(np.std([4.0, 4.2], ddof=1))

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ARGS = ["--batch-sizes", "8,16", "--steps", "4", "--protocol", "tiny",
         "--set", "train.checkpoint_every=2", "--set", "train.log_every=1",
         "--set", "model.g_ch=8", "--set", "model.d_ch=8", "--set", "eval.every=2"]
@@ -24,7 +24,7 @@ def run_sweep(out):
     proc = subprocess.run(sweep_cmd(out), cwd=ROOT, capture_output=True, text=True,
                           timeout=LIMIT_S, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc.stdout
+    return proc.stdout + proc.stderr
 
 
 def run_and_kill(out, marker: str):
@@ -87,5 +87,5 @@ def test_corrupt_metrics_are_recomputed(uninterrupted):
     assert "corrupt" in log and "recomputed" in log
     assert log.count("finished earlier") == 1
     record = json.loads(path.read_text())
-    assert record["status"] == "done"
+    assert record["status"] == "done" and "config" not in record and "history" not in record
     assert_same_table(before, summary(uninterrupted))

@@ -1,0 +1,2 @@
+"""Scoring generators: classifiers, IS/FID/KID and recognisability metrics, reference
+statistics, and the protocol record that travels with every score."""

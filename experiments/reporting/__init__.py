@@ -1,0 +1,1 @@
+"""Reading finished points back: statistics, tables, plots and the comparison figure."""
