@@ -131,6 +131,9 @@ class TrainConfig:
     lr_decay_start: int | None = None  # linear decay to 0 from this step to `steps`
     ema_decay: float | None = None  # EMA of generator weights, e.g. 0.9999
     grad_accumulation: int = 1  # micro-batches per optimizer update
+    # The G update draws this many times the global batch (sngan_projection: n_gen_samples
+    # = 2 x the D batch, 128 vs 64 on CIFAR-10; mimicry, BigGAN-PyTorch, compare_gan: 1).
+    g_batch_multiplier: int = 1
     replicator: str = "default"
     jit_compile: bool | None = None  # None: XLA on GPU/TPU, off on CPU (slower there)
     seed: int = 0
@@ -152,6 +155,7 @@ class TrainConfig:
         if self.ema_decay is not None:
             _check(0 < self.ema_decay < 1, "train.ema_decay must be in (0, 1)")
         _check(self.grad_accumulation >= 1, "train.grad_accumulation must be >= 1")
+        _check(self.g_batch_multiplier >= 1, "train.g_batch_multiplier must be >= 1")
         _check(self.checkpoint_every >= 1, "train.checkpoint_every must be >= 1")
         _check(self.keep_checkpoints >= 1, "train.keep_checkpoints must be >= 1")
         replicas = replicas_in_spec(self.replicator)
@@ -348,16 +352,19 @@ def _fashion_mnist() -> RunConfig:
 
 
 def _cifar10() -> RunConfig:
-    """SN-GAN CIFAR-10 ResNet (Miyato et al. 2018): G ch 256, D ch 128, n_dis 5."""
+    """Conditional SN-GAN CIFAR-10 ResNet as sngan_projection trains it: G ch 256, D ch 128,
+    n_dis 5, lr decayed linearly from step 0 to the end, G update on 2x the D batch, BN
+    running averages (decay 0.9) used when sampling."""
     return RunConfig(
         preset="cifar10",
         data=DataConfig(name="cifar10", resolution=32, resize_method="resize"),
         model=ModelConfig(resolution=32, image_channels=3, num_classes=10, z_dim=128,
-                          g_ch=256, d_ch=128),
-        train=TrainConfig(global_batch_size=64, steps=50_000, n_dis=5,
-                          checkpoint_every=2_000, summary_every=500,
+                          g_ch=256, d_ch=128, g_bn_momentum=0.9),
+        train=TrainConfig(global_batch_size=64, steps=50_000, n_dis=5, lr_decay_start=0,
+                          g_batch_multiplier=2, checkpoint_every=2_000, summary_every=500,
                           log_every=100),
-        eval=EvalConfig.for_protocol("sngan_paper", classifier="inception", every=5_000),
+        eval=EvalConfig.for_protocol("sngan_paper", classifier="inception", every=5_000,
+                                     bn_mode="moving"),
     )
 
 
@@ -368,12 +375,12 @@ def _imagenet128() -> RunConfig:
         data=DataConfig(name="imagenet2012", resolution=128,
                         resize_method="resize_shorter_center_crop"),
         model=ModelConfig(resolution=128, image_channels=3, num_classes=1000, z_dim=128,
-                          g_ch=64, d_ch=64),
+                          g_ch=64, d_ch=64, g_bn_momentum=0.9),
         train=TrainConfig(global_batch_size=64, steps=450_000, n_dis=5,
-                          lr_decay_start=400_000, replicator="gpu", checkpoint_every=5_000,
-                          summary_every=1_000, log_every=100),
+                          lr_decay_start=400_000, g_batch_multiplier=2, replicator="gpu",
+                          checkpoint_every=5_000, summary_every=1_000, log_every=100),
         eval=EvalConfig.for_protocol("standard", classifier="inception", every=50_000,
-                                     sample_class=950),
+                                     sample_class=950, bn_mode="moving"),
     )
 
 

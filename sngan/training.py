@@ -88,6 +88,8 @@ class GANTrainer:
         self.workdir = workdir
         self.global_batch = train_cfg.global_batch_size
         self.micro_batch = self.global_batch // train_cfg.grad_accumulation
+        # sngan_projection's generator update draws n_gen_samples = 2x the D batch
+        self.g_batch_multiplier = getattr(train_cfg, "g_batch_multiplier", 1)
         replicator.per_replica_batch(self.micro_batch)  # clear error if not divisible
         self.num_classes = model_cfg.num_classes
         os.makedirs(workdir, exist_ok=True)
@@ -152,12 +154,10 @@ class GANTrainer:
         return int(self.step.numpy())
 
     # -- one training step --------------------------------------------------------------
-    def _random_inputs(self, key):
-        """Latents and fake labels for this replica's slice of the global micro-batch."""
-        z = replication.replica_normal(self.cfg.seed, key,
-                                       [self.micro_batch, self.model_cfg.z_dim])
-        y = (replication.replica_uniform_int(self.cfg.seed + 1, key, self.micro_batch,
-                                             self.num_classes)
+    def _random_inputs(self, key, batch: int):
+        """Latents and fake labels for this replica's slice of a global batch of `batch`."""
+        z = replication.replica_normal(self.cfg.seed, key, [batch, self.model_cfg.z_dim])
+        y = (replication.replica_uniform_int(self.cfg.seed + 1, key, batch, self.num_classes)
              if self.num_classes else None)
         return z, y
 
@@ -166,7 +166,8 @@ class GANTrainer:
         grads = [tf.zeros_like(v) for v in disc.trainable_variables]
         totals = {"d_loss": 0.0, "d_real": 0.0, "d_fake": 0.0}
         for k, (real, real_y) in enumerate(batches):
-            z, fake_y = self._random_inputs(key * self.cfg.grad_accumulation + k)
+            z, fake_y = self._random_inputs(key * self.cfg.grad_accumulation + k,
+                                            self.micro_batch)
             fake = gen(z, fake_y, training=True)
             n = tf.shape(real)[0]
             with tf.GradientTape() as tape:
@@ -189,12 +190,14 @@ class GANTrainer:
         grads = [tf.zeros_like(v) for v in gen.trainable_variables]
         total = 0.0
         for k in range(self.cfg.grad_accumulation):
-            z, fake_y = self._random_inputs(key * self.cfg.grad_accumulation + k)
+            z, fake_y = self._random_inputs(key * self.cfg.grad_accumulation + k,
+                                            self.micro_batch * self.g_batch_multiplier)
             with tf.GradientTape() as tape:
                 fake = gen(z, fake_y, training=True)
                 logits = disc(fake, fake_y, training=False)
                 per_example = losses.generator_loss(self.cfg.loss, logits)
-                loss = replication.average_loss(per_example, self.global_batch)
+                loss = replication.average_loss(per_example,
+                                                self.global_batch * self.g_batch_multiplier)
             grads = [g + dg for g, dg in zip(grads, tape.gradient(loss, gen.trainable_variables))]
             total += loss
         self.g_opt.apply_gradients(zip(grads, gen.trainable_variables))

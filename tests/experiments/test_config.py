@@ -100,3 +100,24 @@ def test_replicas_in_spec():
     assert c.replicas_in_spec("gpu:8") == 8
     assert c.replicas_in_spec("gpu") is None
     assert c.replicas_in_spec("tpu") is None
+
+
+def test_model_library_tests_use_the_presets_models():
+    import dataclasses
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sngan"))
+    from configs import PRESET_MODELS
+    for name, model in PRESET_MODELS.items():
+        assert dataclasses.asdict(model) == dataclasses.asdict(c.preset(name).model), name
+
+
+def test_presets_follow_the_reference_code():
+    """sngan_projection: G update on 2x the D batch, CIFAR-10 lr decayed linearly from step 0,
+    samples drawn with BN running averages (decay 0.9)."""
+    for name in ("cifar10", "imagenet128"):
+        cfg = c.preset(name)
+        assert cfg.train.g_batch_multiplier == 2 and cfg.eval.bn_mode == "moving"
+        assert cfg.model.g_bn_momentum == 0.9
+    assert c.preset("cifar10").train.lr_decay_start == 0
+    assert c.preset("fashion_mnist").train.g_batch_multiplier == 1

@@ -31,6 +31,7 @@ class TrainCfg:
     lr_decay_start: int | None = None
     ema_decay: float | None = None
     grad_accumulation: int = 1
+    g_batch_multiplier: int = 1
     replicator: str = "default"
     jit_compile: bool | None = None
     seed: int = 0
@@ -44,8 +45,8 @@ class TrainCfg:
 # checks that these stay equal to the presets).
 PRESET_MODELS = {
     "fashion_mnist": ModelCfg(32, 1, 10, z_dim=64, g_ch=32, d_ch=32),
-    "cifar10": ModelCfg(32, 3, 10, z_dim=128, g_ch=256, d_ch=128),
-    "imagenet128": ModelCfg(128, 3, 1000, z_dim=128, g_ch=64, d_ch=64),
+    "cifar10": ModelCfg(32, 3, 10, z_dim=128, g_ch=256, d_ch=128, g_bn_momentum=0.9),
+    "imagenet128": ModelCfg(128, 3, 1000, z_dim=128, g_ch=64, d_ch=64, g_bn_momentum=0.9),
 }
 
 

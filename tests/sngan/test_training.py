@@ -93,3 +93,20 @@ def test_checkpoints_and_summaries_written(tmp_path):
     ema = trainer.g_ema.trainable_variables[0].numpy()
     raw = trainer.generator.trainable_variables[0].numpy()
     assert not np.allclose(ema, raw)
+
+
+def test_generator_update_can_draw_a_larger_batch(tmp_path):
+    """sngan_projection's n_gen_samples: the G update sees multiplier x the D batch."""
+    cfg = tiny_cfg(train__g_batch_multiplier=2, train__steps=1)
+    trainer = make(tmp_path, cfg)
+    seen = []
+    call = trainer.generator.call
+
+    def spy(z, labels=None, training=False):
+        seen.append(int(z.shape[0]))
+        return call(z, labels, training=training)
+
+    trainer.generator.call = spy
+    trainer.fit()
+    # D updates draw the batch of 8, the G update twice it (20: the summary's sample grid)
+    assert {8, 16} <= set(seen) and set(seen) - {8, 16} == {20}
