@@ -177,7 +177,7 @@ def cmd_evaluate(args):
     trainer = GANTrainer(cfg.model, cfg.train, replicator, training_input_fn(cfg), run)
     if trainer.restored_step == 0:
         raise UsageError(f"no checkpoint in {run}/checkpoints: train the run first")
-    scores = Evaluator(eval_cfg).score(trainer.sampler, replicator.num_replicas,
+    scores = Evaluator(eval_cfg).score(trainer.sampling_generator, replicator,
                                        trainer.restored_step)
     key = f"{eval_cfg.eval.protocol}/{eval_cfg.eval.bn_mode}"
     records.write_record(run, record.replace(evaluations={**record.evaluations, key: scores}))

@@ -131,7 +131,7 @@ class GANTrainer:
         consumed = self.restored_step * train_cfg.n_dis * train_cfg.grad_accumulation
         self.dataset = replicator.distribute(input_fn_for(consumed), self.micro_batch)
         self.iterator = iter(self.dataset)
-        self.sampler = Sampler(self.g_ema or self.generator, replicator, model_cfg.z_dim,
+        self.sampler = Sampler(self.sampling_generator, replicator, model_cfg.z_dim,
                                self.num_classes)
         # XLA compiles the per-replica work; the outer step reads the input iterator, which
         # XLA cannot compile.
@@ -227,6 +227,11 @@ class GANTrainer:
                 e.assign(w)
         step.assign_add(1)
         return metrics
+
+    @property
+    def sampling_generator(self):
+        """The generator samples come from: the EMA copy when there is one."""
+        return self.g_ema or self.generator
 
     # -- the loop -----------------------------------------------------------------------
     @property

@@ -1,4 +1,10 @@
-"""Score a generator with the run's protocol: IS, FID and KID against cached real features."""
+"""Score generators with the run's protocol: IS, FID and KID against cached real features.
+
+An Evaluator lives for a whole sweep, so its fixed costs are paid once: loading the classifier,
+the real-data reference statistics, and tracing the sampling function. It samples from its own
+twin of the generator, into which each point's weights are copied before scoring, so the traced
+sampling graph is reused by every point (all points share the architecture).
+"""
 from __future__ import annotations
 
 import logging
@@ -7,32 +13,49 @@ import time
 from experiments.config import RunConfig
 from experiments.evaluation import classifiers, reference_stats, scoring
 from experiments.records import Scores
+from sngan import models
+from sngan.sampling import Sampler
 
 log = logging.getLogger(__name__)
 
 
 class Evaluator:
-    """Holds the classifier and the real-data features, which are costly; scores many times."""
+    """Holds the classifier, the real-data features and a sampler; scores many generators."""
 
     def __init__(self, cfg: RunConfig, cache_dir: str | None = None):
         self.cfg = cfg
         self.classifier = classifiers.load_classifier(cfg.eval)
-        self.real_features = reference_stats.reference_activations(
+        self.reference = reference_stats.reference_statistics(
             cfg.data, cfg.eval, self.classifier, cache_dir)
+        self.real_features = self.reference.features
+        self._sampler: Sampler | None = None
 
-    def score(self, sampler, replicas: int, step: int | None = None,
+    def sampler_for(self, generator, replicator) -> Sampler:
+        """A sampler whose generator holds `generator`'s current weights (BN statistics too)."""
+        sampler = self._sampler
+        if sampler is None or sampler.replicator is not replicator:
+            with replicator.context():
+                twin = models.build_generator(self.cfg.model)
+            sampler = Sampler(twin, replicator, self.cfg.model.z_dim, self.cfg.model.num_classes)
+            self._sampler = sampler
+        for src, dst in zip(generator.weights, sampler.generator.weights, strict=True):
+            dst.assign(src)
+        return sampler
+
+    def score(self, generator, replicator, step: int | None = None,
               images_seen: int | None = None) -> Scores:
         ev = self.cfg.eval
         t0 = time.perf_counter()
+        sampler = self.sampler_for(generator, replicator)
         fakes = (images for images, _ in sampler.batches(
             ev.num_fake, seed=ev.seed, bn_mode=ev.bn_mode, batch_size=ev.batch_size,
             standing_batches=ev.standing_batches))
         raw = scoring.score_images(fakes, self.classifier, self.real_features, ev)
         wall = time.perf_counter() - t0
         protocol = scoring.protocol_record(
-            ev, self.classifier, ev.num_fake, len(self.real_features), replicas=replicas,
-            step=step, eval_wall_time_s=round(wall, 3), dataset=self.cfg.data.name,
-            resolution=self.cfg.data.resolution)
+            ev, self.classifier, ev.num_fake, len(self.real_features),
+            replicas=replicator.num_replicas, step=step, eval_wall_time_s=round(wall, 3),
+            dataset=self.cfg.data.name, resolution=self.cfg.data.resolution)
         scores = Scores(**raw, protocol=protocol, step=step, images_seen=images_seen)
         log.info("eval step %s: IS %.3f +- %.3f FID %.3f KID %.4f (%.1f s)", step,
                  scores.is_mean, scores.is_std, scores.fid, scores.kid_mean, wall)

@@ -28,7 +28,7 @@ from experiments.data import sources
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: labels stored beside the features (per-class metrics)
 ENV_VAR = "SNGAN_CACHE_DIR"
 SELECTION = "first N examples of the split in the dataset's stored order"
 
@@ -41,6 +41,7 @@ def default_cache_dir() -> str:
 @dataclasses.dataclass(frozen=True)
 class ReferenceStats:
     features: np.ndarray  # [n_real, F] float64
+    labels: np.ndarray  # [n_real] int32, the images' classes (per-class metrics)
     mu: np.ndarray  # [F]
     sigma: np.ndarray  # [F, F], unbiased
     key: dict
@@ -71,7 +72,8 @@ def _key_text(key: dict) -> str:
 
 
 def real_images(data_cfg, split: str, count: int, batch_size: int = 500):
-    """Iterator over batches of the first `count` real images of `split`, in [-1, 1].
+    """Iterator over (images, labels) batches of the first `count` real images of `split`,
+    images in [-1, 1].
 
     The training pipeline itself (unshuffled, one pass), so reference images get exactly the
     transform the GAN's inputs get. Its batches drop the remainder, hence a batch size that
@@ -85,17 +87,24 @@ def real_images(data_cfg, split: str, count: int, batch_size: int = 500):
                          f"for num_real={count}")
     batch = math.gcd(count, batch_size)
     input_fn = data.make_input_fn(data_cfg, batch, split, seed=0, repeat=False, shuffle=False)
-    return (images for images, _ in input_fn(None).take(count // batch))
+    return iter(input_fn(None).take(count // batch))
 
 
-def compute(data_cfg, eval_cfg, classifier) -> np.ndarray:
-    images = real_images(data_cfg, eval_cfg.reference_split, eval_cfg.num_real,
-                         batch_size=eval_cfg.batch_size)
-    _, features = classifier.activations(images, batch_size=eval_cfg.batch_size)
+def compute(data_cfg, eval_cfg, classifier) -> tuple[np.ndarray, np.ndarray]:
+    """(features, labels) of the protocol's real images."""
+    labels = []
+
+    def images():
+        for x, y in real_images(data_cfg, eval_cfg.reference_split, eval_cfg.num_real,
+                                batch_size=eval_cfg.batch_size):
+            labels.append(np.asarray(y, np.int32))
+            yield x
+
+    _, features = classifier.activations(images(), batch_size=eval_cfg.batch_size)
     if len(features) != eval_cfg.num_real:
         raise ValueError(f"{data_cfg.name}/{eval_cfg.reference_split} gave {len(features)} "
                          f"images, the protocol needs num_real={eval_cfg.num_real}")
-    return features
+    return features, np.concatenate(labels)
 
 
 def _load(path: Path, key: dict, feature_dim: int) -> ReferenceStats | None:
@@ -105,6 +114,7 @@ def _load(path: Path, key: dict, feature_dim: int) -> ReferenceStats | None:
         with np.load(path, allow_pickle=False) as npz:
             stored_key = str(npz["key"])
             features, mu, sigma = npz["features"], npz["mu"], npz["sigma"]
+            labels = npz["labels"]
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
         log.info(f"reference stats: {path} is unreadable ({type(e).__name__}: {e}); recomputing")
         return None
@@ -115,12 +125,15 @@ def _load(path: Path, key: dict, feature_dim: int) -> ReferenceStats | None:
         log.info(f"reference stats: {path} holds features {features.shape}, expected "
             f"{(key['count'], feature_dim)}; recomputing")
         return None
-    return ReferenceStats(features, mu, sigma, key, str(path))
+    if labels.shape != (key["count"],):
+        log.info(f"reference stats: {path} holds {labels.shape} labels; recomputing")
+        return None
+    return ReferenceStats(features, labels, mu, sigma, key, str(path))
 
 
 def _save(path: Path, stats: ReferenceStats) -> None:
     with files.atomic_writer(path, "wb") as f:
-        np.savez(f, features=stats.features, mu=stats.mu, sigma=stats.sigma,
+        np.savez(f, features=stats.features, labels=stats.labels, mu=stats.mu, sigma=stats.sigma,
                  key=np.array(_key_text(stats.key)))
 
 
@@ -132,8 +145,8 @@ def reference_statistics(data_cfg, eval_cfg, classifier, cache_dir=None) -> Refe
     if stats is None:
         log.info(f"reference stats: classifying {eval_cfg.num_real} {data_cfg.name}/"
                  f"{eval_cfg.reference_split} images with {classifier.name} -> {path}")
-        features = compute(data_cfg, eval_cfg, classifier)
-        stats = ReferenceStats(features, features.mean(axis=0),
+        features, labels = compute(data_cfg, eval_cfg, classifier)
+        stats = ReferenceStats(features, labels, features.mean(axis=0),
                                np.atleast_2d(np.cov(features, rowvar=False)), key, str(path))
         _save(path, stats)
     return stats

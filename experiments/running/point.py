@@ -99,7 +99,7 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
     def score(step: int) -> Scores:
         nonlocal eval_time
         t = time.perf_counter()
-        scores = evaluator.score(trainer.sampler, replicator.num_replicas, step,
+        scores = evaluator.score(trainer.sampling_generator, replicator, step,
                                  images_seen=step * trainer.images_per_step)
         history.append(scores)
         records.write_history(run_dir, history)
@@ -133,7 +133,8 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
     else:
         final = next((h for h in history if h.step == result.steps), None) \
             or score(result.steps)
-        save_samples(trainer.sampler, cfg, run_dir, result.steps)
+        save_samples(evaluator.sampler_for(trainer.sampling_generator, replicator), cfg,
+                     run_dir, result.steps)
         record = PointRecord(status="done", final=final, **facts)
     record = record.replace(eval_wall_time_s=round(eval_time, 3),
                             point_wall_time_s=round(time.perf_counter() - t_start, 3))
