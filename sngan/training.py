@@ -302,6 +302,8 @@ class GANTrainer:
             if eval_callback is not None:
                 t = time.perf_counter()
                 eval_callback(self, step)
-                self._clock += time.perf_counter() - t  # evaluation is not training time
+                spent = time.perf_counter() - t
+                self._clock += spent  # evaluation is not training time
+                meter.exclude(spent)
         return TrainResult(step, self.total_train_time, step * self.images_per_step,
                            last_metrics=metrics)
