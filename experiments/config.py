@@ -184,6 +184,9 @@ class EvalConfig:
     batch_size: int = 512  # global generator batch while sampling (sets BN batch statistics)
     seed: int = 1234
     every: int = 0  # also score every N generator steps during training (0 = only at end)
+    # Score the final checkpoint with this many evaluation seeds (seed, seed+1, ...): the
+    # evaluation-noise floor, and the interval of a single training seed.
+    replicates: int = 1
     sample_class: int = 0  # class shown in the comparison figure
 
     def __post_init__(self):
@@ -196,6 +199,7 @@ class EvalConfig:
         _check(self.kid_subsets >= 1, "eval.kid_subsets must be >= 1")
         _check(self.batch_size > 0, "eval.batch_size must be > 0")
         _check(self.every >= 0, "eval.every must be >= 0")
+        _check(self.replicates >= 1, "eval.replicates must be >= 1 (1 = the final score only)")
         if self.protocol != "custom":
             nf, nr, split, splits = EVAL_PROTOCOLS[self.protocol]
             _check((self.num_fake, self.num_real, self.reference_split, self.is_splits)
@@ -347,7 +351,7 @@ def _fashion_mnist() -> RunConfig:
         train=TrainConfig(global_batch_size=64, steps=200, n_dis=2, checkpoint_every=50,
                           summary_every=25, log_every=25),
         eval=EvalConfig.for_protocol("fast", classifier="fashion_mnist_classifier",
-                                     sample_class=9, every=50),
+                                     sample_class=9, every=50, replicates=3),
     )
 
 

@@ -156,6 +156,8 @@ class PointRecord(_Record):
     sweep_lr_scaling: str | None = None
     sweep_budget: str | None = None
     evaluations: dict[str, Scores] = field(default_factory=dict)
+    # the final checkpoint scored again with evaluation seeds seed+1, seed+2, ...
+    replicates: list[Scores] = field(default_factory=list)
 
     def __post_init__(self):
         if self.status not in FINISHED:

@@ -7,6 +7,7 @@ sampling graph is reused by every point (all points share the architecture).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 
@@ -43,8 +44,12 @@ class Evaluator:
         return sampler
 
     def score(self, generator, replicator, step: int | None = None,
-              images_seen: int | None = None) -> Scores:
+              images_seen: int | None = None, eval_seed: int | None = None) -> Scores:
+        """Scores under the run's protocol; `eval_seed` replaces its evaluation seed (latents
+        and KID subsets), to measure evaluation noise on the same checkpoint."""
         ev = self.cfg.eval
+        if eval_seed is not None:
+            ev = dataclasses.replace(ev, seed=eval_seed)
         t0 = time.perf_counter()
         sampler = self.sampler_for(generator, replicator)
         fakes = (images for images, _ in sampler.batches(

@@ -133,9 +133,16 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
     else:
         final = next((h for h in history if h.step == result.steps), None) \
             or score(result.steps)
+        replicates = []
+        for i in range(1, cfg.eval.replicates):
+            t = time.perf_counter()
+            replicates.append(evaluator.score(
+                trainer.sampling_generator, replicator, result.steps,
+                images_seen=final.images_seen, eval_seed=cfg.eval.seed + i))
+            eval_time += time.perf_counter() - t
         save_samples(evaluator.sampler_for(trainer.sampling_generator, replicator), cfg,
                      run_dir, result.steps)
-        record = PointRecord(status="done", final=final, **facts)
+        record = PointRecord(status="done", final=final, replicates=replicates, **facts)
     record = record.replace(eval_wall_time_s=round(eval_time, 3),
                             point_wall_time_s=round(time.perf_counter() - t_start, 3))
     records.write_record(run_dir, record)

@@ -88,4 +88,8 @@ def test_corrupt_metrics_are_recomputed(uninterrupted):
     assert log.count("finished earlier") == 1
     record = json.loads(path.read_text())
     assert record["status"] == "done" and "config" not in record and "history" not in record
+    # the final checkpoint scored again with two more evaluation seeds (eval.replicates=3)
+    seed = record["final"]["protocol"]["seed"]
+    assert [r["protocol"]["seed"] for r in record["replicates"]] == [seed + 1, seed + 2]
+    assert len({record["final"]["fid"]} | {r["fid"] for r in record["replicates"]}) == 3
     assert_same_table(before, summary(uninterrupted))
