@@ -128,6 +128,15 @@ class Scores(_Record):
     images_seen: int | None = None
     classify_time_s: float | None = None
     metrics_time_s: float | None = None
+    # recognisability (None where they do not apply, e.g. accuracy of an unconditional model)
+    accuracy: float | None = None  # classifier top-1 vs the conditioning labels
+    per_class_accuracy: list | None = None
+    intra_fid: float | None = None  # mean of the per-class FIDs
+    per_class_fid: list | None = None
+    precision: float | None = None  # improved precision/recall, k = 3
+    recall: float | None = None
+    density: float | None = None  # density/coverage, k = 5
+    coverage: float | None = None
 
 
 @dataclass(frozen=True)

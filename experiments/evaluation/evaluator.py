@@ -11,8 +11,10 @@ import dataclasses
 import logging
 import time
 
+import numpy as np
+
 from experiments.config import RunConfig
-from experiments.evaluation import classifiers, reference_stats, scoring
+from experiments.evaluation import classifiers, conditional, reference_stats, scoring
 from experiments.records import Scores
 from sngan import models
 from sngan.sampling import Sampler
@@ -29,6 +31,7 @@ class Evaluator:
         self.reference = reference_stats.reference_statistics(
             cfg.data, cfg.eval, self.classifier, cache_dir)
         self.real_features = self.reference.features
+        self.manifold = conditional.RealManifold(self.real_features)
         self._sampler: Sampler | None = None
 
     def sampler_for(self, generator, replicator) -> Sampler:
@@ -52,16 +55,31 @@ class Evaluator:
             ev = dataclasses.replace(ev, seed=eval_seed)
         t0 = time.perf_counter()
         sampler = self.sampler_for(generator, replicator)
-        fakes = (images for images, _ in sampler.batches(
-            ev.num_fake, seed=ev.seed, bn_mode=ev.bn_mode, batch_size=ev.batch_size,
-            standing_batches=ev.standing_batches))
-        raw = scoring.score_images(fakes, self.classifier, self.real_features, ev)
+        labels = []
+
+        def fakes():
+            for images, y in sampler.batches(ev.num_fake, seed=ev.seed, bn_mode=ev.bn_mode,
+                                             batch_size=ev.batch_size,
+                                             standing_batches=ev.standing_batches):
+                labels.append(y)
+                yield images
+
+        logits, features = scoring.classify(fakes(), self.classifier, ev)
+        t_classify = time.perf_counter() - t0
+        raw = scoring.score_activations(logits, features, self.real_features, ev)
+        raw.update(scoring.recognisability(
+            logits, features, np.concatenate(labels)[:ev.num_fake], self.reference,
+            self.manifold, self.classifier, self.cfg.data.name, self.cfg.model.num_classes))
         wall = time.perf_counter() - t0
+        raw.update(classify_time_s=round(t_classify, 3),
+                   metrics_time_s=round(wall - t_classify, 3))
         protocol = scoring.protocol_record(
             ev, self.classifier, ev.num_fake, len(self.real_features),
             replicas=replicator.num_replicas, step=step, eval_wall_time_s=round(wall, 3),
             dataset=self.cfg.data.name, resolution=self.cfg.data.resolution)
         scores = Scores(**raw, protocol=protocol, step=step, images_seen=images_seen)
-        log.info("eval step %s: IS %.3f +- %.3f FID %.3f KID %.4f (%.1f s)", step,
-                 scores.is_mean, scores.is_std, scores.fid, scores.kid_mean, wall)
+        accuracy = "" if scores.accuracy is None else f" acc {scores.accuracy:.3f}"
+        log.info("eval step %s: IS %.3f +- %.3f FID %.3f KID %.4f%s P %.2f R %.2f (%.1f s)",
+                 step, scores.is_mean, scores.is_std, scores.fid, scores.kid_mean, accuracy,
+                 scores.precision, scores.recall, wall)
         return scores

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from experiments.evaluation import metrics
+from experiments.evaluation import conditional, metrics
 from experiments.evaluation.classifiers.base import iterate_batches
 from experiments.records import Protocol
 
@@ -26,6 +26,28 @@ def take_images(images, count: int, batch_size: int):
         yield batch
 
 
+def classify(fake_images, classifier, eval_cfg) -> tuple[np.ndarray, np.ndarray]:
+    """(logits, features) of exactly `eval_cfg.num_fake` generated images."""
+    logits, features = classifier.activations(
+        take_images(fake_images, eval_cfg.num_fake, eval_cfg.batch_size),
+        batch_size=eval_cfg.batch_size)
+    if len(logits) != eval_cfg.num_fake:
+        raise ValueError(f"got {len(logits)} generated images, the protocol needs "
+                         f"num_fake={eval_cfg.num_fake}")
+    return logits, features
+
+
+def score_activations(logits, features, real_features, eval_cfg) -> dict:
+    """IS (splits), FID and KID of generated activations vs `real_features`."""
+    real_features = np.asarray(real_features, np.float64)
+    is_mean, is_std = metrics.inception_score(logits, splits=eval_cfg.is_splits)
+    fid = metrics.frechet_distance(real_features, features)
+    kid_mean, kid_std = metrics.kernel_distance(real_features, features,
+                                                subsets=eval_cfg.kid_subsets, seed=eval_cfg.seed)
+    return dict(is_mean=is_mean, is_std=is_std, fid=fid, kid_mean=kid_mean, kid_std=kid_std,
+                n_fake=len(logits), n_real=len(real_features))
+
+
 def score_images(fake_images, classifier, real_features, eval_cfg) -> dict:
     """IS (splits), FID and KID of `eval_cfg.num_fake` generated images vs `real_features`.
 
@@ -33,22 +55,26 @@ def score_images(fake_images, classifier, real_features, eval_cfg) -> dict:
     through the classifier in batches of `eval_cfg.batch_size`.
     """
     t0 = time.perf_counter()
-    logits, features = classifier.activations(
-        take_images(fake_images, eval_cfg.num_fake, eval_cfg.batch_size),
-        batch_size=eval_cfg.batch_size)
-    if len(logits) != eval_cfg.num_fake:
-        raise ValueError(f"got {len(logits)} generated images, the protocol needs "
-                         f"num_fake={eval_cfg.num_fake}")
+    logits, features = classify(fake_images, classifier, eval_cfg)
     t_classify = time.perf_counter() - t0
-    real_features = np.asarray(real_features, np.float64)
-    is_mean, is_std = metrics.inception_score(logits, splits=eval_cfg.is_splits)
-    fid = metrics.frechet_distance(real_features, features)
-    kid_mean, kid_std = metrics.kernel_distance(real_features, features,
-                                                subsets=eval_cfg.kid_subsets, seed=eval_cfg.seed)
-    return dict(is_mean=is_mean, is_std=is_std, fid=fid, kid_mean=kid_mean, kid_std=kid_std,
-                n_fake=len(logits), n_real=len(real_features),
-                classify_time_s=round(t_classify, 3),
+    scores = score_activations(logits, features, real_features, eval_cfg)
+    return dict(scores, classify_time_s=round(t_classify, 3),
                 metrics_time_s=round(time.perf_counter() - t0 - t_classify, 3))
+
+
+def recognisability(logits, features, labels, reference, manifold, classifier,
+                    dataset: str, num_classes: int) -> dict:
+    """Conditional accuracy (where the classifier's logits name the dataset's classes),
+    intra-FID (class-conditional models), precision/recall and density/coverage."""
+    out = dict(manifold.fidelity_diversity(features))
+    if num_classes and dataset in classifier.label_datasets:
+        offset = classifier.label_offset
+        out.update(conditional.conditional_accuracy(
+            np.asarray(logits)[:, offset:offset + num_classes], labels, num_classes))
+    if num_classes:
+        out.update(conditional.intra_fid(features, labels, reference.features,
+                                         reference.labels, num_classes))
+    return out
 
 
 def _version(package: str) -> str | None:
@@ -82,4 +108,5 @@ def protocol_record(eval_cfg, classifier, n_fake: int, n_real: int, **facts) -> 
     )
 
 
-__all__ = ["protocol_record", "score_images", "take_images"]
+__all__ = ["classify", "protocol_record", "recognisability", "score_activations",
+           "score_images", "take_images"]

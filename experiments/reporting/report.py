@@ -20,18 +20,11 @@ import numpy as np  # noqa: E402
 
 from common import files  # noqa: E402
 from experiments import grids, records  # noqa: E402
+from experiments.class_names import class_name  # noqa: E402
 from experiments.config import BASELINE_BATCH  # noqa: E402
 from experiments.records import Point  # noqa: E402
 
 log = logging.getLogger(__name__)
-
-CLASS_NAMES = {
-    "fashion_mnist": ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
-                      "Sneaker", "Bag", "Ankle boot"],
-    "cifar10": ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
-                "truck"],
-}
-IMAGENET_NAMES = {950: "orange"}
 
 # Published numbers beside ours where the preset matches a paper setting.
 PAPER_REFERENCE = {
@@ -44,14 +37,6 @@ PAPER_REFERENCE = {
 PAPER_TREND = {
     "imagenet128": "TF-Replicator: batch 64 -> 512 raised IS by about 50% (arXiv 1902.00465)",
 }
-
-
-def class_name(dataset: str, index: int) -> str:
-    if dataset in CLASS_NAMES and index < len(CLASS_NAMES[dataset]):
-        return CLASS_NAMES[dataset][index]
-    if dataset.startswith("imagenet"):
-        return IMAGENET_NAMES.get(index, f"class {index}")
-    return f"class {index}"
 
 
 def _mean_std(values):

@@ -14,6 +14,7 @@ import numpy as np
 
 from common import files
 from experiments import data, grids, records
+from experiments.class_names import class_names
 from experiments.config import RunConfig
 from experiments.records import PointRecord, Scores
 from experiments.running import run_dir as run_dir_lib
@@ -78,7 +79,8 @@ def save_samples(sampler, cfg: RunConfig, run_dir: str, step: int) -> None:
         np.savez_compressed(f, comparison=grids.to_uint8(comparison),
                             class_grid=grids.to_uint8(grid))
     grids.save_class_grid(grid, os.path.join(samples_dir, "class_grid.png"),
-                          title=f"batch {cfg.train.global_batch_size}, step {step}")
+                          title=f"batch {cfg.train.global_batch_size}, step {step}",
+                          class_names=class_names(cfg.data.name, len(grid)))
 
 
 def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> PointRecord:

@@ -22,6 +22,10 @@ class Classifier(typing.Protocol):
     feature_layer: str  # which activations FID/KID use
     feature_dim: int
     num_classes: int
+    # Which datasets' labels its logits name, and at which logit index label 0 sits: the
+    # conditional accuracy needs both (Inception's 1008 logits put background at index 0).
+    label_datasets: tuple[str, ...]
+    label_offset: int
 
     def activations(self, images, batch_size: int = 500) -> tuple[np.ndarray, np.ndarray]:
         """(logits [N, K], features [N, F]), both float64."""

@@ -110,6 +110,8 @@ class FashionMNISTClassifier:
     feature_layer = FEATURE_LAYER
     feature_dim = FEATURE_DIM
     num_classes = NUM_CLASSES
+    label_datasets = ("fashion_mnist",)
+    label_offset = 0
 
     def __init__(self, model, version: str, record: dict | None = None):
         self.model = model

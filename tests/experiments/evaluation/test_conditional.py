@@ -1,0 +1,92 @@
+"""Recognisability metrics against hand-made answers and independent brute-force references."""
+import numpy as np
+import pytest
+import scipy.linalg
+
+from experiments.evaluation import conditional
+
+
+def test_conditional_accuracy_on_hand_made_logits():
+    logits = np.array([[5, 0, 0], [0, 5, 0], [5, 0, 0], [0, 0, 5], [0, 5, 0]], float)
+    labels = np.array([0, 1, 1, 2, 1])  # right, right, wrong, right, right
+    out = conditional.conditional_accuracy(logits, labels, num_classes=4)
+    assert out["accuracy"] == pytest.approx(0.8)
+    assert out["per_class_accuracy"][:3] == pytest.approx([1.0, 2 / 3, 1.0])
+    assert np.isnan(out["per_class_accuracy"][3])  # class 3 was never asked for
+    with pytest.raises(ValueError, match=r"\[0, 2\)"):
+        conditional.conditional_accuracy(logits, labels, num_classes=2)
+
+
+def _fid_by_hand(a, b):
+    mu_a, mu_b = a.mean(0), b.mean(0)
+    ca, cb = np.cov(a, rowvar=False), np.cov(b, rowvar=False)
+    root = scipy.linalg.sqrtm(ca @ cb).real
+    return float(((mu_a - mu_b) ** 2).sum() + np.trace(ca + cb - 2 * root))
+
+
+def test_intra_fid_is_the_mean_of_per_class_fids():
+    rng = np.random.default_rng(0)
+    real = rng.normal(size=(300, 4))
+    real_labels = np.repeat(np.arange(3), 100)
+    fake = rng.normal(size=(150, 4)) + np.repeat(np.arange(3), 50)[:, None] * 0.5
+    fake_labels = np.repeat(np.arange(3), 50)
+    out = conditional.intra_fid(fake, fake_labels, real, real_labels, num_classes=3)
+    by_hand = [_fid_by_hand(real[real_labels == c], fake[fake_labels == c]) for c in range(3)]
+    assert out["per_class_fid"] == pytest.approx(by_hand, rel=1e-6)
+    assert out["intra_fid"] == pytest.approx(np.mean(by_hand), rel=1e-6)
+    with pytest.raises(ValueError, match="class 2 has 1 generated"):
+        conditional.intra_fid(fake[:101], fake_labels[:101], real, real_labels, num_classes=3)
+
+
+def _brute_force_prdc(real, fake, k_pr, k_dc):
+    """Independent reference: full distance matrices with scipy, no blocking."""
+    from scipy.spatial.distance import cdist
+
+    def radii(x, k):
+        return np.sort(cdist(x, x), axis=1)[:, k]
+
+    rr, rf = radii(real, k_pr), radii(fake, k_pr)
+    d_fr = cdist(fake, real)
+    precision = np.mean((d_fr <= rr[None, :]).any(axis=1))
+    recall = np.mean((d_fr.T <= rf[None, :]).any(axis=1))
+    rr5 = radii(real, k_dc)
+    density = (d_fr <= rr5[None, :]).sum() / (k_dc * len(fake))
+    coverage = np.mean((d_fr <= rr5[None, :]).any(axis=0))
+    return precision, recall, density, coverage
+
+
+def test_precision_recall_density_coverage_match_brute_force():
+    rng = np.random.default_rng(1)
+    real = rng.normal(size=(1500, 8))  # more than one distance block
+    fake = rng.normal(size=(700, 8)) * 1.3 + 0.4
+    pr = conditional.precision_recall(real, fake, k=3)
+    dc = conditional.density_coverage(real, fake, k=5)
+    ref = _brute_force_prdc(real, fake, 3, 5)
+    got = (pr["precision"], pr["recall"], dc["density"], dc["coverage"])
+    assert got == pytest.approx(ref, abs=1e-12)
+
+
+def test_known_answers():
+    rng = np.random.default_rng(2)
+    real = rng.normal(size=(400, 2))
+    same = conditional.precision_recall(real, real.copy())
+    assert same == {"precision": 1.0, "recall": 1.0}
+    far = conditional.precision_recall(real, real + 100.0)
+    assert far == {"precision": 0.0, "recall": 0.0}
+    # real: two well-separated modes; fake: only the first -> precision 1, recall ~0.5
+    modes = np.concatenate([rng.normal(size=(500, 2)), rng.normal(size=(500, 2)) + 50])
+    half = rng.normal(size=(500, 2))
+    pr = conditional.precision_recall(modes, half)
+    assert pr["precision"] > 0.97 and pr["recall"] == pytest.approx(0.5, abs=0.03)
+    dc = conditional.density_coverage(modes, half)
+    assert dc["coverage"] == pytest.approx(0.5, abs=0.03)
+    # density ~ 1 for two large samples of one distribution
+    a, b = rng.normal(size=(3000, 2)), rng.normal(size=(3000, 2))
+    assert conditional.density_coverage(a, b)["density"] == pytest.approx(1.0, abs=0.1)
+
+
+def test_too_few_samples_for_k_are_refused():
+    with pytest.raises(ValueError, match="k=3 needs more than 3 samples"):
+        conditional.precision_recall(np.zeros((3, 2)), np.zeros((10, 2)))
+    with pytest.raises(ValueError, match="k=5 needs more than 5 samples"):
+        conditional.density_coverage(np.zeros((5, 2)), np.zeros((10, 2)))
