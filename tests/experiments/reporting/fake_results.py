@@ -15,18 +15,22 @@ PROTOCOL = Protocol(protocol="tiny", classifier="fashion_mnist_classifier",
                     eval_batch_size=500, metric_implementation="tensorflow-gan (float64)")
 
 
-def fake_point(root, batch, seed, is_mean, fid, status="done"):
+def fake_point(root, batch, seed, is_mean, fid, status="done", accuracy=None, replicates=()):
+    """`replicates`: IS values of extra evaluation seeds of the final checkpoint."""
     cfg = c.preset("fashion_mnist", {"train.global_batch_size": batch, "train.seed": seed})
     run_dir = os.path.join(root, "points", f"bs{batch:04d}_seed{seed}")
     history = [Scores(step=s, images_seen=s * batch * 2, is_mean=is_mean * s / 100,
                       fid=fid * 100 / s, is_std=0.1, kid_mean=0.01, kid_std=0.001,
-                      n_fake=500, n_real=1000, protocol=PROTOCOL.replace(step=s))
+                      n_fake=500, n_real=1000, protocol=PROTOCOL.replace(step=s),
+                      accuracy=accuracy, precision=0.5, recall=0.4)
                for s in (50, 100)]
+    extra = [history[-1].replace(is_mean=v, protocol=PROTOCOL.replace(step=100, seed=2 + i))
+             for i, v in enumerate(replicates)]
     record = PointRecord(status=status, global_batch_size=batch, seed=seed, replicas=1,
                          bn_batch_per_replica=batch, bn_cross_replica=True, steps=100,
                          images_seen=100 * batch * 2, train_wall_time_s=60.0,
                          eval_wall_time_s=6.0, final=history[-1] if status == "done" else None,
-                         diverged_at=None if status == "done" else 100)
+                         diverged_at=None if status == "done" else 100, replicates=extra)
     records.write_config(run_dir, cfg)
     records.write_history(run_dir, history)
     if status == "done":

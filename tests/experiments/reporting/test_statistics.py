@@ -92,3 +92,25 @@ def test_verdicts_follow_the_printed_rule(low, high, higher_is_better, outcome):
     assert v.outcome == outcome
     assert v.text.startswith(f"IS (batch 64 -> 512): {outcome}.")
     assert "paper: +50%" in v.text and "Rule: reproduced if the 95% interval" in v.text
+
+
+def test_few_seeds_get_an_honest_interval():
+    """Two paired seeds: the percentile bootstrap has 3 distinct resamples and would span only
+    the two observed ratios; the t-interval on log ratios (1 degree of freedom) is far wider."""
+    a, b = [2.4, 2.8], [2.6, 3.0]  # ratios 1.083 and 1.071
+    ci = st.ratio_interval(a, b)
+    t_low, t_high = st.log_ratio_t_interval(a, b, paired=True)
+    d = np.log(b) - np.log(a)
+    q = sps.t.ppf(0.975, 1)
+    half = q * d.std(ddof=1) / math.sqrt(2)
+    assert (t_low, t_high) == pytest.approx((math.exp(d.mean() - half), math.exp(d.mean() + half)))
+    assert (ci.low, ci.high) == pytest.approx((min(t_low, ci.low), max(t_high, ci.high)))
+    assert ci.low <= t_low < 1.071 and ci.high >= t_high > 1.083
+    # Welch on logs for unpaired groups, against a hand computation
+    la, lb = np.log([4.0, 4.4, 3.9]), np.log([6.0, 6.5, 5.7, 6.1])
+    va, vb = la.var(ddof=1) / 3, lb.var(ddof=1) / 4
+    df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 3)
+    half = sps.t.ppf(0.975, df) * math.sqrt(va + vb)
+    centre = lb.mean() - la.mean()
+    assert st.log_ratio_t_interval(np.exp(la), np.exp(lb), paired=False) == pytest.approx(
+        (math.exp(centre - half), math.exp(centre + half)))

@@ -97,3 +97,25 @@ def test_report_tables_plots_and_comparison(tmp_path):
     for name in ("is_fid_vs_batch", "curves_vs_steps", "curves_vs_images", "comparison"):
         for ext in ("png", "pdf"):
             assert (tmp_path / "report" / f"{name}.{ext}").stat().st_size > 1000
+
+
+def test_one_seed_report_states_signal_and_noise(tmp_path):
+    """One training seed: intervals come from evaluation seeds, and the verdict says so."""
+    root = str(tmp_path)
+    _fake_point(root, 64, 0, 4.0, 40.0, accuracy=0.5, replicates=(4.05, 3.95))
+    _fake_point(root, 512, 0, 6.0, 20.0, accuracy=0.7, replicates=(6.05, 5.95))
+    _fake_point(root, 128, 0, 5.0, 30.0, accuracy=0.6, replicates=(5.05, 4.95))
+    out = report.write_report(root)
+    rows = {r["batch"]: r for r in out["rows"]}
+    assert rows[512]["is_ratio_ci"]["method"] == "evaluation resampling (one training seed)"
+    assert rows[512]["is_ratio_ci"]["low"] > 1.4 and rows[512]["acc"] == pytest.approx(0.7)
+    assert rows[64]["is_std"] == pytest.approx(np.std([4.0, 4.05, 3.95], ddof=1))
+    verdicts = {v["metric"]: v for v in out["analysis"]["verdicts"]}
+    assert verdicts["is"]["outcome"] == "reproduced"
+    assert "evaluation noise only" in verdicts["is"]["text"]
+    md = (tmp_path / "report" / "table.md").read_text()
+    assert "## Signal and noise" in md and "paper: +50%" in md and "Rule:" in md
+    assert "baseline" in md and "0.500" in md and "0.50 / 0.40" in md
+    assert out["analysis"]["noise_floor"]["is"]["points"] == 3
+    assert json.loads((tmp_path / "report" / "analysis.json").read_text())["target_batch"] == 512
+    assert "is_ratio_low" in (tmp_path / "report" / "table.csv").read_text().splitlines()[0]
