@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 
-from common import logs
+from common import logs, quiet_tf
 from common.errors import UserError
 from experiments import config as config_lib
 from experiments.running.sweep import DEFAULT_BATCH_SIZES
@@ -89,6 +89,7 @@ def _replicator(spec: str):
     parsed = parse_spec(spec)
     if parsed.kind == "cpu" and parsed.count:
         replication.configure_logical_cpus(parsed.count)
+    quiet_tf.import_tensorflow()
     return replication.make_replicator(spec)
 
 
@@ -171,17 +172,49 @@ def cmd_evaluate(args):
         overrides["eval.bn_mode"] = args.bn_mode
     eval_cfg = cfg.with_overrides(overrides) if overrides else cfg
     replicator = _replicator(args.replicator or cfg.train.replicator)
+    from experiments import toolbox
     from experiments.evaluation.evaluator import Evaluator
-    from experiments.running.point import training_input_fn
-    from sngan.training import GANTrainer
-    trainer = GANTrainer(cfg.model, cfg.train, replicator, training_input_fn(cfg), run)
-    if trainer.restored_step == 0:
-        raise UsageError(f"no checkpoint in {run}/checkpoints: train the run first")
-    scores = Evaluator(eval_cfg).score(trainer.sampling_generator, replicator,
-                                       trainer.restored_step)
+    loaded = toolbox.load_generator(run, replicator)  # committed weights, else a checkpoint
+    scores = Evaluator(eval_cfg).score(loaded.sampler.generator, replicator, loaded.step,
+                                       images_seen=record.images_seen)
     key = f"{eval_cfg.eval.protocol}/{eval_cfg.eval.bn_mode}"
     records.write_record(run, record.replace(evaluations={**record.evaluations, key: scores}))
     print(f"wrote evaluations[{key!r}] to {os.path.join(run, records.METRICS)}")
+    return 0
+
+
+def _loaded_generator(args):
+    _existing_dir(args.run, "--run", "a point's config.json and samples/ or checkpoints/")
+    replicator = _replicator("default")
+    from experiments import toolbox
+    return toolbox, toolbox.load_generator(args.run, replicator, args.step)
+
+
+def cmd_sample(args):
+    from experiments import toolbox
+    toolbox.check_writable(args.out, (".png", ".pdf", ".npz"))
+    toolbox, loaded = _loaded_generator(args)
+    classes = toolbox.check_classes(args.classes, loaded.config.model.num_classes)
+    bn_mode = args.bn_mode or loaded.config.eval.bn_mode
+    images, labels = toolbox.sample_grid(loaded, classes, args.n, args.seed, bn_mode)
+    toolbox.write_samples(args.out, loaded, images, labels, args.seed, bn_mode)
+    print(f"wrote {images.shape[0] * images.shape[1]} samples ({len(classes)} classes x "
+          f"{args.n}, seed {args.seed}, BN {bn_mode}, from {loaded.source}) to {args.out}")
+    return 0
+
+
+def cmd_export(args):
+    out = _usable_dir(args.out, "--out")
+    if os.path.isdir(out) and os.listdir(out):
+        raise UsageError(f"--out {out!r} exists and is not empty: choose a new directory")
+    toolbox, loaded = _loaded_generator(args)
+    from sngan.export import export_generator
+    ev = loaded.config.eval
+    export_generator(loaded.sampler, out, bn_mode=args.bn_mode, seed=ev.seed,
+                     standing_batches=ev.standing_batches, batch_size=ev.batch_size)
+    print(f"exported the generator ({loaded.source}, BN {args.bn_mode}) to {out}: "
+          "tf.saved_model.load(out).signatures['serving_default'](z=..., labels=...)"
+          "['images']")
     return 0
 
 
@@ -246,12 +279,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run directory (default runs/PRESET_bsB)")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("evaluate", help="score a run's latest checkpoint")
+    p = sub.add_parser("evaluate", help="re-score a finished point's generator (another "
+                                        "protocol or BN mode); stored in its metrics.json")
     p.add_argument("--run", required=True, help="run directory (holds config.json)")
     p.add_argument("--protocol", choices=sorted(config_lib.EVAL_PROTOCOLS))
     p.add_argument("--bn-mode", choices=config_lib.BN_MODES)
     p.add_argument("--replicator", help="override the run's replicator spec")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("sample", help="draw samples from a point's generator (grid or arrays)")
+    p.add_argument("--run", required=True, help="a point directory (holds config.json)")
+    p.add_argument("--out", required=True, help="FILE.png|.pdf (a grid) or FILE.npz (arrays)")
+    p.add_argument("--classes", type=_ints_at_least(0), default=(),
+                   help="comma-separated class indices (default: every class)")
+    p.add_argument("--n", type=_int_at_least(1), default=8, help="samples per class (8)")
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="latent seed (0)")
+    p.add_argument("--bn-mode", choices=config_lib.BN_MODES,
+                   help="generator BN statistics (default: the run's eval.bn_mode)")
+    p.add_argument("--step", type=_int_at_least(1),
+                   help="a kept checkpoint's step (default: the final generator)")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("export", help="export a point's generator as a TF SavedModel")
+    p.add_argument("--run", required=True, help="a point directory (holds config.json)")
+    p.add_argument("--out", required=True, help="new directory for the SavedModel")
+    p.add_argument("--bn-mode", choices=config_lib.BN_MODES, default="standing",
+                   help="BN statistics baked in: standing (default), moving, or batch")
+    p.add_argument("--step", type=_int_at_least(1),
+                   help="a kept checkpoint's step (default: the final generator)")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("report", help="tables, plots and figures for a sweep directory")
     p.add_argument("dir")

@@ -27,17 +27,18 @@ def _show(ax, image: np.ndarray):
     ax.set_yticks([])
 
 
-def save_figure(fig, path: str):
-    """Writes PATH as .png and .pdf (atomically) and closes the figure."""
+def save_figure(fig, path: str, formats: tuple[str, ...] = (".png", ".pdf")):
+    """Writes PATH in each format (atomically; default .png and .pdf), closes the figure."""
     base, _ = os.path.splitext(path)
-    for ext in (".png", ".pdf"):
+    for ext in formats:
         with files.atomic_writer(base + ext, "wb", suffix=ext) as f:
             fig.savefig(f, format=ext[1:], dpi=150, bbox_inches="tight")
     plt.close(fig)
 
 
 def image_rows(rows: list[np.ndarray], row_labels: list[str], path: str, title: str = "",
-               col_labels: list[str] | None = None) -> None:
+               col_labels: list[str] | None = None,
+               formats: tuple[str, ...] = (".png", ".pdf")) -> None:
     """A grid with one labelled row per entry of `rows` (each [n, H, W, C])."""
     n_rows, n_cols = len(rows), max(len(r) for r in rows)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(1.1 * n_cols + 1.2, 1.1 * n_rows + 0.5),
@@ -55,7 +56,7 @@ def image_rows(rows: list[np.ndarray], row_labels: list[str], path: str, title: 
             axes[0, j].set_title(label, fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
-    save_figure(fig, path)
+    save_figure(fig, path, formats)
 
 
 def save_class_grid(grid: np.ndarray, path: str, title: str = "",

@@ -4,6 +4,7 @@
     POINT/eval_history.json  every evaluation during training: [Scores, ...]
     POINT/metrics.json       the PointRecord, written last: its presence marks a finished point
     POINT/samples/           samples.npz, class_grid.png|pdf, generator.npz (final weights)
+    POINT/checkpoints/       training state (not committed with results)
 
 Running writes these files and reporting reads them; both import this module, neither imports
 the other. Every record has one JSON round trip (`to_dict` / `from_dict`); a file that does not
@@ -30,6 +31,7 @@ METRICS = "metrics.json"
 HISTORY = "eval_history.json"
 CONFIG = "config.json"
 SAMPLES = "samples"
+GENERATOR = os.path.join(SAMPLES, "generator.npz")
 FINISHED = ("done", "diverged")
 
 
@@ -167,6 +169,9 @@ class PointRecord(_Record):
     evaluations: dict[str, Scores] = field(default_factory=dict)
     # the final checkpoint scored again with evaluation seeds seed+1, seed+2, ...
     replicates: list[Scores] = field(default_factory=list)
+    # the final generator's weights (relative to the point directory) and their SHA-256
+    generator_weights: str | None = None
+    generator_sha256: str | None = None
 
     def __post_init__(self):
         if self.status not in FINISHED:
@@ -186,6 +191,11 @@ class Point:
     @property
     def samples_path(self) -> str:
         return os.path.join(self.dir, SAMPLES, "samples.npz")
+
+    @property
+    def generator_path(self) -> str | None:
+        w = self.record.generator_weights
+        return os.path.join(self.dir, w) if w else None
 
 
 # -- files -----------------------------------------------------------------------------------

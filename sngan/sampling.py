@@ -54,16 +54,16 @@ class Sampler:
             lambda r: tf.constant(labels[r * b:(r + 1) * b]))
         return self.replicator.gather(self._fns[kind](z_dist, y_dist)).numpy()
 
-    def _bn_state(self):
+    def bn_state(self):
         return [(bn.moving_mean.numpy(), bn.moving_variance.numpy())
                 for bn in self.generator.bn_layers]
 
-    def _set_bn_state(self, state):
+    def set_bn_state(self, state):
         for bn, (mean, var) in zip(self.generator.bn_layers, state):
             bn.moving_mean.assign(mean)
             bn.moving_variance.assign(var)
 
-    def _standing_statistics(self, seed: int, batches: int, batch_size: int):
+    def standing_statistics(self, seed: int, batches: int, batch_size: int):
         """Average of per-batch statistics: momentum 0 makes each pass store its batch's."""
         layers = self.generator.bn_layers
         momenta = [bn.momentum for bn in layers]
@@ -74,7 +74,7 @@ class Sampler:
             for i in range(batches):
                 z = latent_batch(seed + 1, i, batch_size, self.z_dim)
                 self._forward("standing", z, balanced_labels(batch_size, self.num_classes))
-                state = self._bn_state()
+                state = self.bn_state()
                 sums = state if sums is None else [
                     (a + m, b + v) for (a, b), (m, v) in zip(sums, state)]
         finally:
@@ -95,10 +95,10 @@ class Sampler:
         labels = np.asarray(labels, np.int32)
         if len(labels) != num:
             raise ValueError(f"got {len(labels)} labels for {num} samples")
-        saved = self._bn_state()
+        saved = self.bn_state()
         try:
             if bn_mode == "standing":
-                self._set_bn_state(self._standing_statistics(seed, standing_batches, batch_size))
+                self.set_bn_state(self.standing_statistics(seed, standing_batches, batch_size))
             kind = "batch" if bn_mode == "batch" else "infer"
             for i, start in enumerate(range(0, num, batch_size)):
                 y = labels[start:start + batch_size]
@@ -108,10 +108,10 @@ class Sampler:
                 z = latent_batch(seed, i, batch_size, self.z_dim)
                 images = self._forward(kind, z, y)
                 if kind == "batch":
-                    self._set_bn_state(saved)
+                    self.set_bn_state(saved)
                 yield images[:n], y[:n]
         finally:
-            self._set_bn_state(saved)
+            self.set_bn_state(saved)
 
     def sample(self, num: int, seed: int, labels: np.ndarray | None = None, **kw) -> np.ndarray:
         return np.concatenate([x for x, _ in self.batches(num, seed, labels, **kw)])

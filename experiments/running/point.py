@@ -19,6 +19,7 @@ from experiments.config import RunConfig
 from experiments.records import PointRecord, Scores
 from experiments.running import run_dir as run_dir_lib
 from experiments.running.run_dir import ConfigMismatchError
+from sngan import generator_io
 from sngan.training import GANTrainer
 
 log = logging.getLogger(__name__)
@@ -144,7 +145,11 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
             eval_time += time.perf_counter() - t
         save_samples(evaluator.sampler_for(trainer.sampling_generator, replicator), cfg,
                      run_dir, result.steps)
-        record = PointRecord(status="done", final=final, replicates=replicates, **facts)
+        digest = generator_io.save_generator_weights(trainer.sampling_generator,
+                                                     os.path.join(run_dir, records.GENERATOR))
+        record = PointRecord(status="done", final=final, replicates=replicates,
+                             generator_weights=records.GENERATOR, generator_sha256=digest,
+                             **facts)
     record = record.replace(eval_wall_time_s=round(eval_time, 3),
                             point_wall_time_s=round(time.perf_counter() - t_start, 3))
     records.write_record(run_dir, record)
