@@ -47,7 +47,7 @@ class ProgressMeter:
         self._excluded = 0.0
         values = " ".join(f"{k}={v:.4g}" for k, v in metrics.items())
         eta_text = format_duration(eta) if eta != float("inf") else "?"
-        evals = f" (+ eval {excluded:.1f} s)" if excluded else ""
+        evals = f" (+ eval {excluded:.1f} s)" if excluded >= 0.05 else ""
         line = (f"{self.prefix}step {step}/{self.total} | train {steps_per_s:.2f} steps/s "
                 f"{images_per_s:.0f} img/s{evals} | ETA {eta_text} (training) | {values}")
         print(line, file=self.stream, flush=True)
