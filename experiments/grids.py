@@ -39,7 +39,13 @@ def save_figure(fig, path: str, formats: tuple[str, ...] = (".png", ".pdf")):
 def image_rows(rows: list[np.ndarray], row_labels: list[str], path: str, title: str = "",
                col_labels: list[str] | None = None,
                formats: tuple[str, ...] = (".png", ".pdf")) -> None:
-    """A grid with one labelled row per entry of `rows` (each [n, H, W, C])."""
+    """Saves a grid with one labelled row per entry of `rows` (each [n, H, W, C])."""
+    save_figure(grid_figure(rows, row_labels, title, col_labels), path, formats)
+
+
+def grid_figure(rows: list[np.ndarray], row_labels: list[str], title: str = "",
+                col_labels: list[str] | None = None):
+    """The figure of `image_rows`, for showing (e.g. in a notebook) rather than saving."""
     n_rows, n_cols = len(rows), max(len(r) for r in rows)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(1.1 * n_cols + 1.2, 1.1 * n_rows + 0.5),
                              squeeze=False)
@@ -56,7 +62,7 @@ def image_rows(rows: list[np.ndarray], row_labels: list[str], path: str, title: 
             axes[0, j].set_title(label, fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
-    save_figure(fig, path, formats)
+    return fig
 
 
 def save_class_grid(grid: np.ndarray, path: str, title: str = "",
