@@ -101,5 +101,21 @@ def summarise(points: list[Point]) -> list[dict]:
             key = "is" if metric == "is" else metric
             row[f"{key}_change_vs_64"] = None if ci is None else 100.0 * (ci.ratio - 1.0)
             row[f"{key}_ratio_ci"] = None if ci is None else ci.to_dict()
+        row["other_bn_modes"] = other_bn_modes(done)
         rows.append(row)
     return rows
+
+
+def other_bn_modes(done: list[PointRecord]) -> dict:
+    """Re-scorings of the final checkpoints under the same protocol in other generator BN
+    modes (`evaluate --bn-mode`), averaged over the seeds that have them."""
+    out = {}
+    keys = sorted({k for r in done for k in r.evaluations
+                   if r.final and k == f"{r.final.protocol.protocol}/{k.split('/')[-1]}"
+                   and k.split("/")[-1] != r.final.protocol.bn_mode})
+    for key in keys:
+        scores = [r.evaluations[key] for r in done if key in r.evaluations]
+        out[key.split("/")[-1]] = dict(
+            seeds=len(scores), is_mean=_mean_std(s.is_mean for s in scores)[0],
+            fid=_mean_std(s.fid for s in scores)[0], acc=_mean_std(s.accuracy for s in scores)[0])
+    return out

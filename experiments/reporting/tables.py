@@ -96,6 +96,7 @@ def markdown_table(rows, points, preset: str) -> str:
     for cells in table_cells(rows):
         out.write("| " + " | ".join(cells) + " |\n")
     out.write("\n" + FOOTNOTE + "\n\n" + protocol_text(points) + "\n")
+    out.write(bn_mode_table(rows))
     ref = PAPER_REFERENCE.get(preset)
     if ref:
         out.write("\nPaper reference:\n")
@@ -104,6 +105,25 @@ def markdown_table(rows, points, preset: str) -> str:
                       f"({v['source']})\n")
     if preset in PAPER_TREND:
         out.write(f"- {PAPER_TREND[preset]}\n")
+    return out.getvalue()
+
+
+def bn_mode_table(rows) -> str:
+    """Final checkpoints re-scored with other generator BN modes, beside the main mode."""
+    modes = sorted({m for r in rows for m in r.get("other_bn_modes", {})})
+    if not modes:
+        return ""
+    out = io.StringIO()
+    out.write("\nThe same final checkpoints scored with other generator BN modes while sampling "
+              "(`moving`: running averages, as sngan_projection samples; `standing`: averages "
+              "over fresh batches):\n\n| batch | mode | seeds | IS | FID | accuracy |\n"
+              "|---|---|---|---|---|---|\n")
+    for r in rows:
+        for mode in modes:
+            m = r.get("other_bn_modes", {}).get(mode)
+            if m:
+                out.write(f"| {r['batch']} | {mode} | {m['seeds']} | {_fmt(m['is_mean'])} | "
+                          f"{_fmt(m['fid'])} | {_fmt(m['acc'], 3)} |\n")
     return out.getvalue()
 
 
@@ -121,7 +141,8 @@ def csv_table(rows) -> str:
     """Flat columns: the ratio intervals become *_ratio_low / *_ratio_high."""
     flat = []
     for r in rows:
-        row = {k: v for k, v in r.items() if not k.endswith("_ratio_ci")}
+        row = {k: v for k, v in r.items()
+               if not k.endswith("_ratio_ci") and k != "other_bn_modes"}
         for key in ("is", "fid", "acc"):
             ci = r.get(f"{key}_ratio_ci") or {}
             row[f"{key}_ratio_low"], row[f"{key}_ratio_high"] = ci.get("low"), ci.get("high")

@@ -119,3 +119,17 @@ def test_one_seed_report_states_signal_and_noise(tmp_path):
     assert out["analysis"]["noise_floor"]["is"]["points"] == 3
     assert json.loads((tmp_path / "report" / "analysis.json").read_text())["target_batch"] == 512
     assert "is_ratio_low" in (tmp_path / "report" / "table.csv").read_text().splitlines()[0]
+
+
+def test_other_bn_modes_are_reported_beside_the_main_one(tmp_path):
+    root = str(tmp_path)
+    _fake_point(root, 64, 0, 4.0, 40.0, accuracy=0.5)
+    run = os.path.join(root, "points", "bs0064_seed0")
+    record = records.read_record(run)
+    moving = record.final.replace(is_mean=3.5, fid=45.0, accuracy=0.4,
+                                  protocol=record.final.protocol.replace(bn_mode="moving"))
+    records.write_record(run, record.replace(evaluations={"tiny/moving": moving}))
+    out = report.write_report(root)
+    assert out["rows"][0]["other_bn_modes"] == {
+        "moving": dict(seeds=1, is_mean=3.5, fid=45.0, acc=0.4)}
+    assert "| 64 | moving | 1 | 3.50 | 45.00 | 0.400 |" in out["markdown"]
