@@ -45,8 +45,7 @@ def measure(preset: str, batch: int, jit: bool, steps: int, repeats: int, overri
                                      **dict(overrides)})
     repl = replication.make_replicator("default")
     with tempfile.TemporaryDirectory() as d:
-        trainer = GANTrainer(cfg.model, cfg.train, repl, synthetic_input(cfg), d,
-                             log=lambda *_: None)
+        trainer = GANTrainer(cfg.model, cfg.train, repl, synthetic_input(cfg), d)
         trainer._train_step(trainer.iterator)  # trace + compile
         times = []
         for _ in range(repeats):

@@ -98,3 +98,24 @@ def file_sha256(path: str | os.PathLike) -> str:
     h = hashlib.sha256()
     update_hash(h, path)
     return h.hexdigest()
+
+
+def load_npz_into(variables: dict, path: str | os.PathLike, what: str) -> None:
+    """Assign every array of the .npz at `path` (no pickle) to `variables[key]`; refuse a file
+    with missing, extra or misshapen arrays (WeightsError naming `what` it should fit)."""
+    import numpy as np
+
+    from common.errors import WeightsError
+
+    with np.load(path, allow_pickle=False) as npz:
+        stored = {k: npz[k] for k in npz.files}
+    if set(stored) != set(variables):
+        missing, extra = sorted(set(variables) - set(stored)), sorted(set(stored) - set(variables))
+        raise WeightsError(f"{path} does not fit the {what}: missing {missing[:3]}, unexpected "
+                           f"{extra[:3]} (was it made with another config?)")
+    for key, var in variables.items():
+        if tuple(stored[key].shape) != tuple(var.shape):
+            raise WeightsError(f"{path}: {key} has shape {stored[key].shape}, the {what} wants "
+                               f"{tuple(var.shape)} (was it made with another config?)")
+    for key, var in variables.items():
+        var.assign(stored[key])

@@ -35,18 +35,7 @@ def load_generator_weights(generator, path: str, expected_sha256: str | None = N
     if expected_sha256 is not None and files.file_sha256(path) != expected_sha256:
         raise WeightsError(f"{path} does not match its recorded SHA-256 {expected_sha256[:16]}...:"
                            " the file was changed after it was recorded; restore it from git")
-    with np.load(path, allow_pickle=False) as npz:
-        stored = {k: npz[k] for k in npz.files}
-    wanted = variables_by_name(generator.weights)
-    if set(stored) != set(wanted):
-        missing, extra = sorted(set(wanted) - set(stored)), sorted(set(stored) - set(wanted))
-        raise WeightsError(f"{path} does not fit this generator (missing {missing[:3]}, "
-                           f"unexpected {extra[:3]}): was it made with another model config?")
-    for key, var in wanted.items():
-        if tuple(stored[key].shape) != tuple(var.shape):
-            raise WeightsError(f"{path}: {key} has shape {stored[key].shape}, the generator "
-                               f"wants {tuple(var.shape)}: another model config?")
-        var.assign(stored[key])
+    files.load_npz_into(variables_by_name(generator.weights), path, "generator")
 
 
 def checkpoint_path(checkpoint_dir: str, step: int | None = None) -> str:

@@ -89,8 +89,9 @@ class RealManifold:
         self.radii_dc = self.radii_pr if k_dc == k_pr else knn_radii(self.features, k_dc)
 
     def fidelity_diversity(self, fake_features) -> dict:
-        """Improved precision/recall (Kynkaenniemi et al. 2019: share of fakes inside the real
-        k-NN manifold, of reals inside the fake one) and density/coverage (Naeem et al. 2020:
+        """Improved precision/recall (Kynkaenniemi et al. 2019, closed k-NN balls: share of fakes
+        inside the real manifold, of reals inside the fake one) and density/coverage (Naeem et
+        al. 2020, open balls:
         real balls holding each fake / k, ~1 when the distributions match; share of real
         balls holding at least one fake), from one pass over the fake-real distances."""
         fake = _features(fake_features, "fake_features")
@@ -102,7 +103,7 @@ class RealManifold:
         for start, d in _sq_dists(fake, self.features):
             in_real[start:start + len(d)] = (d <= self.radii_pr[None, :]).any(axis=1)
             in_fake |= (d <= fake_radii[start:start + len(d), None]).any(axis=0)
-            in_dc = d <= self.radii_dc[None, :]
+            in_dc = d < self.radii_dc[None, :]  # open balls, as Naeem et al.'s code
             density += int(in_dc.sum())
             covered |= in_dc.any(axis=0)
         return dict(precision=float(in_real.mean()), recall=float(in_fake.mean()),

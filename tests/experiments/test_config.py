@@ -104,10 +104,8 @@ def test_replicas_in_spec():
 
 def test_model_library_tests_use_the_presets_models():
     import dataclasses
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sngan"))
-    from configs import PRESET_MODELS
+
+    from model_configs import PRESET_MODELS
     for name, model in PRESET_MODELS.items():
         assert dataclasses.asdict(model) == dataclasses.asdict(c.preset(name).model), name
 

@@ -7,7 +7,7 @@ import sysconfig
 
 import numpy as np
 import pytest
-from configs import ModelCfg
+from model_configs import ModelCfg
 
 import replication
 from sngan import models

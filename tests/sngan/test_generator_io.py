@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from configs import PRESET_MODELS, ModelCfg, TrainCfg
+from model_configs import PRESET_MODELS, ModelCfg, TrainCfg
 
 import replication
 from common.errors import WeightsError

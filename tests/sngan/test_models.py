@@ -6,8 +6,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from configs import PRESET_MODELS
-from configs import ModelCfg as ModelConfig
+from model_configs import PRESET_MODELS
+from model_configs import ModelCfg as ModelConfig
 
 from sngan import models
 from sngan.layers import SNConv2D, SNDense, SNEmbedding

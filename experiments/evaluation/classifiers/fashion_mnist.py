@@ -87,18 +87,7 @@ def save_weights(model, path: str | os.PathLike) -> str:
 
 def load_weights(model, path: str | os.PathLike) -> None:
     """Assign every variable from the .npz; refuse missing, extra or misshapen arrays."""
-    with np.load(path, allow_pickle=False) as npz:
-        stored = {k: npz[k] for k in npz.files}
-    wanted = {v.path: v for v in model.weights}
-    if set(stored) != set(wanted):
-        raise ValueError(f"{path} does not fit the classifier: missing "
-                         f"{sorted(set(wanted) - set(stored))}, unexpected "
-                         f"{sorted(set(stored) - set(wanted))}")
-    for key, var in wanted.items():
-        if tuple(stored[key].shape) != tuple(var.shape):
-            raise ValueError(f"{path}: {key} has shape {stored[key].shape}, "
-                             f"the classifier wants {tuple(var.shape)}")
-        var.assign(stored[key])
+    files.load_npz_into({v.path: v for v in model.weights}, path, "classifier")
 
 
 # -- the scorer --------------------------------------------------------------------------------

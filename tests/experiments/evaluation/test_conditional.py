@@ -50,8 +50,8 @@ def _brute_force_prdc(real, fake, k_pr, k_dc):
     precision = np.mean((d_fr <= rr[None, :]).any(axis=1))
     recall = np.mean((d_fr.T <= rf[None, :]).any(axis=1))
     rr5 = radii(real, k_dc)
-    density = (d_fr <= rr5[None, :]).sum() / (k_dc * len(fake))
-    coverage = np.mean((d_fr <= rr5[None, :]).any(axis=0))
+    density = (d_fr < rr5[None, :]).sum() / (k_dc * len(fake))
+    coverage = np.mean((d_fr < rr5[None, :]).any(axis=0))
     return precision, recall, density, coverage
 
 

@@ -2,7 +2,7 @@
 training, sampling and scores, and (slow) real learning on Fashion-MNIST."""
 import numpy as np
 import pytest
-import tensorflow as tf
+from synthetic_data import synthetic_input_fn
 
 import replication
 from experiments import config as c
@@ -18,22 +18,6 @@ TINY = {"model.g_ch": 8, "model.d_ch": 8, "model.z_dim": 16, "train.global_batch
 def tiny_cfg(**overrides):
     return c.preset("fashion_mnist", {**TINY, **{k.replace("__", "."): v
                                                   for k, v in overrides.items()}})
-
-
-def synthetic_input_fn(global_batch, seed=0):
-    """Random 'images' and labels; deterministic order, like the real pipeline."""
-    rng = np.random.default_rng(seed)
-    images = rng.uniform(-1, 1, (256, 32, 32, 1)).astype(np.float32)
-    labels = rng.integers(0, 10, 256).astype(np.int32)
-
-    def input_fn_for(skip_batches):
-        def input_fn(ctx=None):
-            b = ctx.get_per_replica_batch_size(global_batch) if ctx else global_batch
-            ds = tf.data.Dataset.from_tensor_slices((images, labels))
-            ds = ds.shuffle(256, seed=seed, reshuffle_each_iteration=True).repeat()
-            return ds.skip(skip_batches * global_batch).batch(b, drop_remainder=True)
-        return input_fn
-    return input_fn_for
 
 
 def make(tmp_path, cfg, spec="default", name="run"):
