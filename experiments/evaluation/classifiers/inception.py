@@ -147,8 +147,10 @@ class InceptionClassifier:
 
     name = NAME
     feature_layer = POOL
-    label_datasets = ("imagenet2012", "imagenet_resized/32x32", "imagenet_resized/64x64")
-    label_offset = 1  # TF-GAN's Inception: logit 0 is 'background', ImageNet label l is l + 1
+    # TF-GAN's Inception: logit 0 is 'background', imagenet2012 label l is logit l + 1.
+    # imagenet_resized numbers its classes in another order, so it is not listed.
+    label_datasets = ("imagenet2012",)
+    label_offset = 1
     resize_method = f"bilinear to {IMAGE_SIZE}x{IMAGE_SIZE} (tf.image.resize), grey tiled to RGB"
 
     def __init__(self, path: str, source: str | None = None):
