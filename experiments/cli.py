@@ -14,6 +14,7 @@ import sys
 from common import logs, quiet_tf
 from common.errors import UserError
 from experiments import config as config_lib
+from experiments import preflight
 from experiments.running.sweep import DEFAULT_BATCH_SIZES
 from replication.specs import parse_spec
 
@@ -74,13 +75,16 @@ def _add_config_args(p: argparse.ArgumentParser, batch_flag: bool = True):
                    help="override any config field, e.g. --set model.g_ch=64 (repeatable)")
 
 
-def _config_from_args(args) -> config_lib.RunConfig:
-    flags = {"train.global_batch_size": getattr(args, "batch_size", None),
+def _config_from_args(args, batch_size: int | None = None,
+                      check_data: bool = True) -> config_lib.RunConfig:
+    """The preset with the flags and --set overrides applied, checked against its data."""
+    flags = {"train.global_batch_size": batch_size or getattr(args, "batch_size", None),
              "train.steps": args.steps, "train.n_dis": args.n_dis,
              "train.replicator": args.replicator, "eval.protocol": args.protocol}
     overrides = {k: v for k, v in flags.items() if v is not None}  # 0 is a value, not unset
     overrides.update(config_lib.parse_overrides(args.set))
-    return config_lib.preset(args.preset, overrides)
+    cfg = config_lib.preset(args.preset, overrides)
+    return preflight.check_run(cfg) if check_data else cfg
 
 
 def _replicator(spec: str):
@@ -115,9 +119,13 @@ def _existing_dir(path: str, what: str, needs: str) -> str:
 
 def cmd_sweep(args):
     from experiments.running.sweep import SweepSpec
-    base = _config_from_args(args)
+    # The base takes the sweep's first batch size: every point sets its own, and the preset's
+    # (64) must not be checked against the replicas when the sweep never uses it.
+    base = _config_from_args(args, batch_size=args.batch_sizes[0])
     spec = SweepSpec(base, batch_sizes=args.batch_sizes, seeds=args.seeds,
                      lr_scaling=args.lr_scaling, budget=args.budget)
+    for _, cfg in spec.points():
+        preflight.check_run(cfg)
     out = _usable_dir(args.out, "--out")
     print(f"sweep: preset {base.preset}, batch sizes {list(spec.batch_sizes)}, seeds "
           f"{list(spec.seeds)}, {base.train.steps} G steps ({spec.budget}), lr scaling "
@@ -141,6 +149,8 @@ def cmd_train(args):
     cfg = _config_from_args(args)
     out = _usable_dir(args.out or os.path.join("runs", f"{cfg.preset}_bs"
                                                      f"{cfg.train.global_batch_size}"), "--out")
+    from experiments.running import run_dir
+    run_dir.check(out, cfg)  # a finished result or checkpoint of another config: refused now
     replicator = _replicator(cfg.train.replicator)
     from experiments.evaluation.evaluator import Evaluator
     from experiments.running.point import run_point
@@ -170,7 +180,10 @@ def cmd_evaluate(args):
         overrides["eval.protocol"] = args.protocol
     if args.bn_mode:
         overrides["eval.bn_mode"] = args.bn_mode
-    eval_cfg = cfg.with_overrides(overrides) if overrides else cfg
+    eval_cfg = preflight.check_run(cfg.with_overrides(overrides) if overrides else cfg)
+    if args.replicator:
+        config_lib.check_eval_replicas(eval_cfg.eval, args.replicator)
+    _check_generator(run, record)
     replicator = _replicator(args.replicator or cfg.train.replicator)
     from experiments import toolbox
     from experiments.evaluation.evaluator import Evaluator
@@ -183,8 +196,24 @@ def cmd_evaluate(args):
     return 0
 
 
+def _check_generator(run: str, record) -> None:
+    """Fail before TensorFlow starts if there are no weights to load."""
+    from experiments import records
+    from experiments.running import run_dir
+    committed = record is not None and record.generator_weights and os.path.exists(
+        os.path.join(run, record.generator_weights))
+    if not committed and not run_dir.has_checkpoint(run):
+        raise UsageError(f"{run} has no checkpoint and no committed generator weights "
+                         f"({records.GENERATOR}): train the point first")
+
+
 def _loaded_generator(args):
+    from experiments import records
     _existing_dir(args.run, "--run", "a point's config.json and samples/ or checkpoints/")
+    if records.read_config(args.run) is None:
+        raise UsageError(f"{os.path.join(args.run, records.CONFIG)} is missing or unreadable: "
+                         f"is {args.run} a run directory (a sweep point)?")
+    _check_generator(args.run, records.read_record(args.run))
     replicator = _replicator("default")
     from experiments import toolbox
     return toolbox, toolbox.load_generator(args.run, replicator, args.step)
@@ -238,7 +267,7 @@ def cmd_reference_stats(args):
 
 
 def cmd_prepare_data(args):
-    cfg = _config_from_args(args)
+    cfg = _config_from_args(args, check_data=False)  # the data may not be there yet
     from experiments import data
     where = data.prepare_dataset(cfg.data, allow_download=args.allow_download)
     print(f"{cfg.data.name} is ready in {where}")

@@ -54,6 +54,20 @@ def _choice(value, allowed, name) -> None:
     _check(value in allowed, f"{name}={value!r} is not one of {list(allowed)}")
 
 
+def kid_blocks_fit(num_a: int, num_b: int, subsets: int) -> bool:
+    """Whether KID's block estimator (experiments.evaluation.metrics.kernel_distance) can use
+    `subsets` blocks: each block needs >= 2 samples of each set (its unbiased MMD divides by
+    m(m-1))."""
+    n = max(num_a, num_b)
+    block = -(-n // subsets)
+    return min(num_a, num_b) >= 2 * -(-n // block)
+
+
+def max_kid_subsets(num_a: int, num_b: int) -> int:
+    return max((s for s in range(1, min(num_a, num_b) // 2 + 1)
+                if kid_blocks_fit(num_a, num_b, s)), default=0)
+
+
 def replicas_in_spec(spec: str) -> int | None:
     """Replica count a replicator spec promises, or None if only known at run time."""
     try:
@@ -159,6 +173,12 @@ class TrainConfig:
         _check(self.checkpoint_every >= 1, "train.checkpoint_every must be >= 1")
         _check(self.keep_checkpoints >= 1, "train.keep_checkpoints must be >= 1")
         replicas = replicas_in_spec(self.replicator)
+        spec = parse_spec(self.replicator)
+        _check(not (self.jit_compile and spec.kind == "cpu" and (replicas or 1) > 1),
+               f"train.jit_compile=true with '{self.replicator}' ({replicas} CPU replicas): XLA "
+               "cannot compile the replicated step on CPU devices (TensorFlow refuses to read "
+               "a replica's variables from another CPU device); set train.jit_compile=null "
+               "(auto: off on CPU) or use one replica")
         micro = self.global_batch_size // self.grad_accumulation
         _check(self.global_batch_size % self.grad_accumulation == 0,
                f"train.global_batch_size={self.global_batch_size} is not divisible by "
@@ -166,7 +186,9 @@ class TrainConfig:
         if replicas is not None:
             _check(micro % replicas == 0,
                    f"global batch {self.global_batch_size} (micro-batch {micro}) is not "
-                   f"divisible by the {replicas} replicas of '{self.replicator}'")
+                   f"divisible by the {replicas} replicas of '{self.replicator}': every "
+                   f"replica takes an equal share; use a multiple of {replicas} or another "
+                   "replicator")
 
 
 @dataclass(frozen=True)
@@ -197,6 +219,9 @@ class EvalConfig:
         _check(self.is_splits >= 1, "eval.is_splits must be >= 1")
         _check(self.num_fake >= self.is_splits, "eval.num_fake must be >= eval.is_splits")
         _check(self.kid_subsets >= 1, "eval.kid_subsets must be >= 1")
+        _check(self.standing_batches >= 1,
+               f"eval.standing_batches={self.standing_batches}: standing BN statistics are "
+               "averaged over that many sampling batches, so it must be >= 1 (e.g. 10)")
         _check(self.batch_size > 0, "eval.batch_size must be > 0")
         _check(self.every >= 0, "eval.every must be >= 0")
         _check(self.replicates >= 1, "eval.replicates must be >= 1 (1 = the final score only)")
@@ -207,6 +232,11 @@ class EvalConfig:
                    f"eval.protocol={self.protocol!r} fixes num_fake={nf}, num_real={nr}, "
                    f"reference_split={split!r}, is_splits={splits}; use protocol='custom' "
                    "to change them")
+        _check(kid_blocks_fit(self.num_fake, self.num_real, self.kid_subsets),
+               f"eval.kid_subsets={self.kid_subsets} is too many for {self.num_fake} generated "
+               f"and {self.num_real} real samples: KID's block estimator needs >= 2 samples of "
+               f"each set per subset; use eval.kid_subsets <= "
+               f"{max_kid_subsets(self.num_fake, self.num_real)} or more samples")
 
     @staticmethod
     def for_protocol(protocol: str, **kw) -> EvalConfig:
@@ -214,6 +244,16 @@ class EvalConfig:
         nf, nr, split, splits = EVAL_PROTOCOLS[protocol]
         return EvalConfig(protocol=protocol, num_fake=nf, num_real=nr, reference_split=split,
                           is_splits=splits, **kw)
+
+
+def check_eval_replicas(eval_cfg: EvalConfig, spec: str) -> None:
+    """Every replica samples an equal share of each evaluation batch."""
+    replicas = replicas_in_spec(spec)
+    if replicas is not None:
+        _check(eval_cfg.batch_size % replicas == 0,
+               f"eval.batch_size={eval_cfg.batch_size} is not divisible by the {replicas} "
+               f"replicas of '{spec}': every replica samples an equal share of each batch; "
+               f"set eval.batch_size to a multiple of {replicas} or use another replicator")
 
 
 @dataclass(frozen=True)
@@ -239,11 +279,7 @@ class RunConfig:
             _check(0 <= self.eval.sample_class < self.model.num_classes,
                    f"eval.sample_class={self.eval.sample_class} outside "
                    f"[0, {self.model.num_classes})")
-        replicas = replicas_in_spec(self.train.replicator)
-        if replicas is not None:
-            _check(self.eval.batch_size % replicas == 0,
-                   f"eval.batch_size={self.eval.batch_size} is not divisible by the {replicas} "
-                   f"replicas of '{self.train.replicator}'")
+        check_eval_replicas(self.eval, self.train.replicator)
         if self.eval.classifier == "fashion_mnist_classifier":
             _check(self.data.name == "fashion_mnist",
                    "eval.classifier='fashion_mnist_classifier' only scores fashion_mnist; "

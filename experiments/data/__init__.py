@@ -14,18 +14,30 @@ Nothing here downloads: TFDS datasets must be prepared beforehand (`tfds build .
 how to get the data. Training code uses `make_input_fn`; evaluation code may use the numpy
 helpers (`fashion_mnist_images`, `to_model_images`), which apply the same transform.
 """
-from experiments.data.errors import DatasetError
-from experiments.data.fashion_mnist import (
-                                            DEFAULT_FASHION_MNIST_DIR,
-                                            fashion_mnist_images,
-                                            load_fashion_mnist_arrays,
-)
-from experiments.data.image_folder import image_folder_classes
-from experiments.data.pipeline import dataset_size, make_input_fn, prepare_dataset
-from experiments.data.preprocess import preprocess_images, to_model_images
+import importlib
 
-__all__ = [
-    "DEFAULT_FASHION_MNIST_DIR", "DatasetError", "dataset_size", "fashion_mnist_images",
-    "image_folder_classes", "load_fashion_mnist_arrays", "make_input_fn",
-    "prepare_dataset", "preprocess_images", "to_model_images",
-]
+# Re-exported lazily (PEP 562), as in `replication`: the command line reads split sizes from
+# IDX headers (fashion_mnist.py) before TensorFlow starts, which an eager import of the
+# pipeline here would defeat.
+_EXPORTS = {
+    "errors": ["DatasetError"],
+    "fashion_mnist": ["DEFAULT_FASHION_MNIST_DIR", "fashion_mnist_images",
+                      "load_fashion_mnist_arrays"],
+    "image_folder": ["image_folder_classes"],
+    "pipeline": ["dataset_size", "make_input_fn", "prepare_dataset"],
+    "preprocess": ["preprocess_images", "to_model_images"],
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name):
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(f"experiments.data.{_MODULE_OF[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'experiments.data' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

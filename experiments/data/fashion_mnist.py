@@ -16,7 +16,6 @@ import zlib
 import numpy as np
 
 from experiments.data.errors import DatasetError
-from experiments.data.preprocess import to_model_images
 
 DEFAULT_FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist"
 ENV_VAR = "FASHION_MNIST_DIR"
@@ -40,7 +39,9 @@ def resolve_dir(data_dir: str | None = None) -> str:
 
 def _file(directory: str, split: str, kind: str) -> str:
     if split not in SPLIT_PREFIX:
-        raise ValueError(f"Fashion-MNIST split {split!r} is not one of {list(SPLIT_PREFIX)}")
+        raise DatasetError(f"Fashion-MNIST has no split {split!r}: its splits are "
+                           f"{list(SPLIT_PREFIX)} (set eval.reference_split or "
+                           "data.train_split to one of them)")
     ndim = 3 if kind == "images" else 1
     path = os.path.join(directory, f"{SPLIT_PREFIX[split]}-{kind}-idx{ndim}-ubyte.gz")
     if not os.path.exists(path) and os.path.exists(path[:-3]):
@@ -124,5 +125,6 @@ def fashion_mnist_images(split: str, resolution: int = 32, method: str = "pad",
                          data_dir: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(float32 [N,resolution,resolution,1] in [-1, 1], int64 labels), exactly as the GAN's
     input pipeline produces them (28x28 padded by 2 pixels of -1 per side at 32)."""
+    from experiments.data.preprocess import to_model_images  # TensorFlow
     images, labels = load_fashion_mnist_arrays(split, data_dir)
     return to_model_images(images, resolution, method), labels

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 
-import tensorflow as tf
-
 from experiments.data.errors import DatasetError
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp")
@@ -54,7 +52,8 @@ def image_folder_files(root: str, split: str = "train") -> tuple[list[str], list
     return paths, labels
 
 
-def image_folder_examples(root: str, split: str) -> tf.data.Dataset:
+def image_folder_examples(root: str, split: str):
     """(file path, int32 label), in sorted order; files are read after sharding/shuffling."""
+    import tensorflow as tf
     paths, labels = image_folder_files(root, split)
     return tf.data.Dataset.from_tensor_slices((paths, tf.constant(labels, tf.int32)))

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from common import files
+from experiments.config import ConfigError
 from experiments.data import sources
 
 log = logging.getLogger(__name__)
@@ -83,8 +84,9 @@ def real_images(data_cfg, split: str, count: int, batch_size: int = 500):
 
     available = data.dataset_size(data_cfg, split)
     if count > available:
-        raise ValueError(f"{data_cfg.name}/{split} has {available} images; the protocol asks "
-                         f"for num_real={count}")
+        raise ConfigError(f"{data_cfg.name}/{split} has {available} images; the protocol asks "
+                          f"for num_real={count}: use eval.protocol=custom with eval.num_real <= "
+                          f"{available}, or another eval.reference_split")
     batch = math.gcd(count, batch_size)
     input_fn = data.make_input_fn(data_cfg, batch, split, seed=0, repeat=False, shuffle=False)
     return iter(input_fn(None).take(count // batch))

@@ -18,7 +18,6 @@ from experiments.class_names import class_names
 from experiments.config import RunConfig
 from experiments.records import PointRecord, Scores
 from experiments.running import run_dir as run_dir_lib
-from experiments.running.run_dir import ConfigMismatchError
 from sngan import generator_io
 from sngan.training import GANTrainer
 
@@ -56,22 +55,6 @@ def training_input_fn(cfg: RunConfig):
                                            seed=cfg.train.seed, skip_batches=skip)
 
 
-def finished_record(cfg: RunConfig, run_dir: str) -> PointRecord | None:
-    """The point's record if it finished with this config; a finished point made with another
-    config is refused, never overwritten."""
-    done = records.read_record(run_dir)
-    if done is None:
-        return None
-    saved = records.read_config(run_dir)
-    diff = (run_dir_lib.config_differences(saved, cfg) if saved is not None
-            else ["config.json (missing or unreadable)"])
-    if diff:
-        raise ConfigMismatchError(
-            f"{run_dir} holds a finished result made with a different config (differs in "
-            f"{', '.join(diff)}): use another output directory; the result is kept")
-    return done
-
-
 def save_samples(sampler, cfg: RunConfig, run_dir: str, step: int) -> None:
     samples_dir = os.path.join(run_dir, records.SAMPLES)
     comparison = comparison_samples(sampler, cfg)
@@ -89,7 +72,7 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
 
     `labels` are sweep facts stored with the record (point, sweep_lr_scaling, sweep_budget).
     """
-    done = finished_record(cfg, run_dir)
+    done = run_dir_lib.finished_record(cfg, run_dir)
     if done is not None:
         log.info("%s: finished earlier (%s); skipping", run_dir, done.status)
         return done

@@ -1,48 +1,74 @@
 """A run directory's config: written before training, and compared on every resume.
 
 A checkpoint may only be resumed by the config that made it, up to the fields that do not
-change results (logging cadence, checkpoint cadence, replicator, evaluation cadence).
+change results (logging cadence, checkpoint cadence, replicator, evaluation cadence); a
+finished result is never overwritten by another config. Nothing here imports TensorFlow, so
+the command line refuses a wrong directory before TensorFlow starts.
 """
 from __future__ import annotations
 
 import os
 
-import tensorflow as tf
-
 from common.errors import UserError
 from experiments import records
 from experiments.config import RunConfig
+from experiments.records import PointRecord
 
 RESUMABLE_FIELDS = {"train.log_every", "train.summary_every", "train.checkpoint_every",
                     "train.keep_checkpoints", "train.replicator", "eval.every"}
+CHECKPOINTS = "checkpoints"
 
 
 class ConfigMismatchError(UserError, RuntimeError):
     """A run directory holds results made with a different configuration."""
 
 
-def _flatten(d: dict, prefix: str = "") -> dict:
+def flatten(d: dict, prefix: str = "") -> dict:
+    """{'a': {'b': 1}} -> {'a.b': 1}: differences can then be named field by field."""
     out = {}
     for k, v in d.items():
         if isinstance(v, dict):
-            out.update(_flatten(v, prefix + k + "."))
+            out.update(flatten(v, prefix + k + "."))
         else:
             out[prefix + k] = v
     return out
 
 
 def config_differences(saved: RunConfig, current: RunConfig) -> list[str]:
-    a, b = _flatten(saved.to_dict()), _flatten(current.to_dict())
+    a, b = flatten(saved.to_dict()), flatten(current.to_dict())
     return sorted(k for k in set(a) | set(b)
                   if k not in RESUMABLE_FIELDS and a.get(k) != b.get(k))
 
 
 def has_checkpoint(run_dir: str) -> bool:
-    return tf.train.latest_checkpoint(os.path.join(run_dir, "checkpoints")) is not None
+    """Any checkpoint files, even if TensorFlow's own index of them (the 'checkpoint' state
+    file) is damaged: such a directory still holds training worth protecting."""
+    directory = os.path.join(run_dir, CHECKPOINTS)
+    return os.path.isdir(directory) and any(f.endswith(".index") for f in os.listdir(directory))
 
 
-def claim(run_dir: str, cfg: RunConfig) -> None:
-    """Refuse a directory whose checkpoint was made by another config; then record `cfg`."""
+def finished_record(cfg: RunConfig, run_dir: str) -> PointRecord | None:
+    """The point's record if it finished with this config; a finished point made with another
+    config is refused, never overwritten."""
+    done = records.read_record(run_dir)
+    if done is None:
+        return None
+    saved = records.read_config(run_dir)
+    diff = (config_differences(saved, cfg) if saved is not None
+            else ["config.json (missing or unreadable)"])
+    if diff:
+        raise ConfigMismatchError(
+            f"{run_dir} holds a finished result made with a different config (differs in "
+            f"{', '.join(diff)}): use another output directory; the result is kept")
+    return done
+
+
+def check(run_dir: str, cfg: RunConfig) -> PointRecord | None:
+    """Refuse a directory whose finished result or checkpoint was made by another config;
+    returns the finished record made by this config, if any. Writes nothing."""
+    done = finished_record(cfg, run_dir)
+    if done is not None:
+        return done
     saved = records.read_config(run_dir)
     if saved is not None and has_checkpoint(run_dir):
         diff = config_differences(saved, cfg)
@@ -51,5 +77,11 @@ def claim(run_dir: str, cfg: RunConfig) -> None:
                 f"{run_dir} holds a checkpoint made with a different config (differs in "
                 f"{', '.join(diff)}): use a new output directory, or restore the original "
                 "settings to resume")
+    return None
+
+
+def claim(run_dir: str, cfg: RunConfig) -> None:
+    """Refuse a directory made by another config (see `check`); then record `cfg`."""
+    check(run_dir, cfg)
     os.makedirs(run_dir, exist_ok=True)
     records.write_config(run_dir, cfg)

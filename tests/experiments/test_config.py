@@ -63,6 +63,14 @@ def test_named_protocol_brings_its_counts():
     (["train.steps=1.5"], "wrong type"),
     (["train.n_dis=true"], "wrong type"),
     (["eval.batch_size=500", "train.replicator=cpu:8"], "eval.batch_size=500"),
+    (["eval.standing_batches=0"], "eval.standing_batches=0"),
+    (["eval.kid_subsets=5000"], "use eval.kid_subsets <= 2500"),
+    (["eval.protocol=custom", "eval.num_fake=10", "eval.num_real=100", "eval.is_splits=1"],
+     "use eval.kid_subsets <= 5"),
+    (["train.jit_compile=true", "train.replicator=cpu:2", "eval.batch_size=500"],
+     "train.jit_compile=true with 'cpu:2'"),
+    (["train.jit_compile=true", "train.replicator=cpu:1"], None),  # one replica compiles
+    (["train.jit_compile=true", "train.replicator=gpu:2"], None),  # not known to fail
 ])
 def test_bad_values_are_refused_with_clear_errors(overrides, message):
     if message is None:
