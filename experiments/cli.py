@@ -9,6 +9,7 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 
 from common import logs, quiet_tf
@@ -104,6 +105,29 @@ def _worker_dir(out: str, replicator) -> str:
     return os.path.join(out, f".worker{replicator.worker_index}")
 
 
+def _own(out: str, args, spec: str, claim=None) -> None:
+    """Lock `out` for this process, then let `claim` check (and record) what it holds."""
+    from experiments.running import lock
+    lock.lock_dir(out, "python -m experiments " + shlex.join(args.argv))
+    if claim is not None:
+        claim(out)
+
+
+def _owned_out(out: str, args, spec: str, claim=None):
+    """The replicator and this process's output directory, locked and claimed.
+
+    Done before TensorFlow starts (a busy or foreign directory costs no start-up), except under
+    multiworker, where each worker writes its own directory, known once the cluster is up."""
+    multiworker = parse_spec(spec).kind == "multiworker"
+    if not multiworker:
+        _own(out, args, spec, claim)
+    replicator = _replicator(spec)
+    out = _worker_dir(out, replicator)
+    if multiworker:
+        _own(out, args, spec, claim)
+    return replicator, out
+
+
 def _usable_dir(path: str, what: str) -> str:
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"{what} {path!r} is a file, not a directory: choose another path")
@@ -135,11 +159,13 @@ def cmd_sweep(args):
         for name, cfg in spec.points():
             print(name, cfg.train.steps, cfg.train.g_lr)
         return 0
-    replicator = _replicator(base.train.replicator)
+    from experiments.running import sweep_dir
+    replicator, out = _owned_out(
+        out, args, base.train.replicator,
+        lambda d: sweep_dir.claim(d, spec.to_dict(), restart=args.start_over))
     from experiments.evaluation.evaluator import Evaluator
     from experiments.reporting.report import write_report
     from experiments.running.sweep import run_sweep
-    out = _worker_dir(out, replicator)
     run_sweep(spec, out, replicator, Evaluator(base))
     write_report(out)
     return 0
@@ -150,11 +176,12 @@ def cmd_train(args):
     out = _usable_dir(args.out or os.path.join("runs", f"{cfg.preset}_bs"
                                                      f"{cfg.train.global_batch_size}"), "--out")
     from experiments.running import run_dir
-    run_dir.check(out, cfg)  # a finished result or checkpoint of another config: refused now
-    replicator = _replicator(cfg.train.replicator)
+    # a finished result or checkpoint of another config is refused before TensorFlow starts
+    replicator, out = _owned_out(out, args, cfg.train.replicator,
+                                 lambda d: run_dir.check(d, cfg))
     from experiments.evaluation.evaluator import Evaluator
     from experiments.running.point import run_point
-    record = run_point(cfg, _worker_dir(out, replicator), replicator, Evaluator(cfg))
+    record = run_point(cfg, out, replicator, Evaluator(cfg))
     print(json.dumps(dict(status=record.status, steps=record.steps,
                           images_seen=record.images_seen,
                           train_wall_time_s=record.train_wall_time_s), indent=2))
@@ -184,7 +211,7 @@ def cmd_evaluate(args):
     if args.replicator:
         config_lib.check_eval_replicas(eval_cfg.eval, args.replicator)
     _check_generator(run, record)
-    replicator = _replicator(args.replicator or cfg.train.replicator)
+    replicator, _ = _owned_out(run, args, args.replicator or cfg.train.replicator)
     from experiments import toolbox
     from experiments.evaluation.evaluator import Evaluator
     loaded = toolbox.load_generator(run, replicator)  # committed weights, else a checkpoint
@@ -301,6 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="equal generator steps per point (default) or equal images seen")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument("--dry-run", action="store_true", help="print the points and exit")
+    p.add_argument("--start-over", action="store_true",
+                   help="delete --out's points/, report/ and sweep.json first and start "
+                        "again (without it, an --out holding a sweep with other settings is "
+                        "refused)")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("train", help="train and score one configuration")
@@ -365,6 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     logs.setup()
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in lock files
     try:
         return args.func(args)
     except UserError as e:  # what went wrong and what to do, in one line; no traceback

@@ -17,6 +17,7 @@ from experiments import data, grids, records
 from experiments.class_names import class_names
 from experiments.config import RunConfig
 from experiments.records import PointRecord, Scores
+from experiments.running import lock
 from experiments.running import run_dir as run_dir_lib
 from sngan import generator_io
 from sngan.training import GANTrainer
@@ -72,6 +73,7 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
 
     `labels` are sweep facts stored with the record (point, sweep_lr_scaling, sweep_budget).
     """
+    lock.lock_dir(run_dir, what="run directory")  # one writer per point (held until exit)
     done = run_dir_lib.finished_record(cfg, run_dir)
     if done is not None:
         log.info("%s: finished earlier (%s); skipping", run_dir, done.status)

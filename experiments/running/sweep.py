@@ -13,9 +13,9 @@ import os
 import time
 from dataclasses import dataclass
 
-from common import files
 from common.progress import format_duration
 from experiments.config import BASELINE_BATCH, BUDGET_MODES, LR_SCALING, ConfigError, RunConfig
+from experiments.running import sweep_dir
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +84,7 @@ def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator) -> list:
     The report is not written here: the CLI composes "sweep, then report", so running never
     depends on reporting.
     """
-    os.makedirs(out_dir, exist_ok=True)
-    files.atomic_write_json(os.path.join(out_dir, "sweep.json"), spec.to_dict())
+    sweep_dir.claim(out_dir, spec.to_dict())  # refuses another sweep's directory
     points = spec.points()
     t0 = time.perf_counter()
     from experiments.running.point import run_point  # TensorFlow-heavy
