@@ -16,7 +16,9 @@ Randomness (latents, fake labels) is drawn for the whole global batch from
 (seed, step, phase) and sliced per replica, so it is identical for any replica count and
 needs no RNG state beyond the checkpointed step counter. The input pipeline is seeded and
 a resumed run skips the batches already consumed, so it sees the same data as an
-uninterrupted one.
+uninterrupted one. Resuming takes the newest checkpoint that restores (sngan/checkpoints.py:
+a damaged one falls back to an older one). Weights are checked finite after every step, so a
+diverged state is never checkpointed or scored.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ import tensorflow as tf
 
 import replication
 from common.progress import ProgressMeter
-from sngan import losses, models
+from sngan import checkpoints, losses, models
 from sngan.sampling import Sampler
 
 log = logging.getLogger(__name__)
@@ -124,6 +126,13 @@ class GANTrainer:
         if self.g_ema is not None:
             trackables["generator_ema"] = variables_by_name(self.g_ema.weights)
         self.checkpoint = tf.train.Checkpoint(**trackables)
+        # every checkpointed variable, to reset them after a failed restore
+        self._state = [self.step, self.train_time] + [
+            v for group in trackables.values() if isinstance(group, dict) for v in group.values()]
+        # finite weights are checked after every step: a NaN is never saved nor scored
+        self._watched = [getattr(v, "value", v) for m in (self.generator, self.discriminator,
+                                                          self.g_ema) if m is not None
+                         for v in m.weights]
         self.manager = tf.train.CheckpointManager(
             self.checkpoint, os.path.join(workdir, "checkpoints"),
             max_to_keep=train_cfg.keep_checkpoints)
@@ -147,10 +156,10 @@ class GANTrainer:
         self._clock = time.perf_counter()
 
     def _restore(self) -> int:
-        latest = self.manager.latest_checkpoint
-        if latest:
-            self.checkpoint.restore(latest).assert_existing_objects_matched()
-            log.info("resumed from %s at step %d", latest, int(self.step.numpy()))
+        restored = checkpoints.restore_newest(self.checkpoint, self.manager.directory,
+                                              self._state)
+        if restored:
+            log.info("resumed from %s at step %d", restored, int(self.step.numpy()))
         return int(self.step.numpy())
 
     # -- one training step --------------------------------------------------------------
@@ -226,6 +235,9 @@ class GANTrainer:
                             self.generator.non_trainable_variables):
                 e.assign(w)
         step.assign_add(1)
+        metrics["weights_finite"] = tf.cast(tf.reduce_all(tf.stack(
+            [tf.reduce_all(tf.math.is_finite(v)) for v in self._watched
+             if v.dtype.is_floating])), tf.float32)
         return metrics
 
     @property
@@ -285,9 +297,11 @@ class GANTrainer:
         while step < last:
             out = self._train_step(self.iterator)
             metrics = {k: float(v.numpy()) for k, v in out.items()}
-            if not all(math.isfinite(v) for v in metrics.values()):
-                # Do not checkpoint the broken state: the last good checkpoint stays usable.
-                log.warning("diverged at step %d: %s", step + 1, metrics)
+            weights_finite = metrics.pop("weights_finite") == 1.0
+            if not weights_finite or not all(math.isfinite(v) for v in metrics.values()):
+                # Do not checkpoint or score the broken state: the last good checkpoint stays.
+                log.warning("diverged at step %d: %s%s", step + 1, metrics,
+                            "" if weights_finite else " (non-finite weights)")
                 return TrainResult(step, self.total_train_time,
                                    step * self.images_per_step, diverged_at=step + 1,
                                    last_metrics=metrics)

@@ -1,5 +1,10 @@
-"""The trainer: resume equals uninterrupted, divergence recorded, checkpoints, summaries."""
+"""The trainer: resume equals uninterrupted (in this process and in a fresh one), damaged
+checkpoints fall back, divergence is recorded and never saved, summaries."""
+import logging
 import os
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -8,7 +13,7 @@ from model_configs import ModelCfg, TrainCfg
 from synthetic_data import synthetic_input_fn
 
 import replication
-from sngan.training import GANTrainer
+from sngan.training import GANTrainer, variables_by_name
 
 
 class Tiny:
@@ -22,36 +27,159 @@ def tiny_cfg(**train):
     return Tiny(**{k.removeprefix("train__"): v for k, v in train.items()})
 
 
-def make(tmp_path, cfg, spec="default", name="run", poison=False):
+def make(tmp_path, cfg, spec="default", name="run", poison=False, poison_after=None,
+         trainer_class=GANTrainer):
     repl = replication.make_replicator(spec)
-    return GANTrainer(cfg.model, cfg.train, repl,
-                      synthetic_input_fn(cfg.train.global_batch_size, poison=poison),
-                      str(tmp_path / name))
+    return trainer_class(cfg.model, cfg.train, repl,
+                         synthetic_input_fn(cfg.train.global_batch_size, poison=poison,
+                                            poison_after=poison_after),
+                         str(tmp_path / name))
 
 
-def weights(trainer):
-    return {v.path: v.numpy() for m in (trainer.generator, trainer.discriminator)
-            for v in m.weights} | {
-        f"opt/{i}": v.numpy() for i, v in enumerate(trainer.d_opt.optimizer.variables)}
+def state(trainer) -> dict:
+    """Everything a resumed run must get back: G, D, their Adam slots (and iteration
+    counters), the EMA generator, SN u vectors and BN statistics (in the weights), the step."""
+    groups = {"G": trainer.generator.weights, "D": trainer.discriminator.weights,
+              "G_adam": trainer.g_opt.optimizer.variables,
+              "D_adam": trainer.d_opt.optimizer.variables,
+              "G_ema": trainer.g_ema.weights if trainer.g_ema is not None else []}
+    out = {f"{group}|{i:03d}|{v.path.split('/', 1)[-1]}": np.asarray(v.numpy())
+           for group, variables in groups.items() for i, v in enumerate(variables)}
+    out["step"] = np.asarray(trainer.step.numpy())
+    return out
 
 
-def test_resume_equals_uninterrupted(tmp_path):
-    cfg = tiny_cfg()
-    full = make(tmp_path, cfg, name="full")
-    full.fit()
-    part = make(tmp_path, cfg, name="part")
-    part.fit(until=2)  # "killed" after the step-2 checkpoint
-    del part
-    resumed = make(tmp_path, cfg, name="part")
-    assert resumed.restored_step == 2
-    result = resumed.fit()
-    assert result.steps == 4
-    a, b = weights(full), weights(resumed)
+def assert_same_state(a: dict, b: dict):
     assert a.keys() == b.keys()
     for k in a:
         np.testing.assert_allclose(a[k], b[k], rtol=1e-5, atol=1e-6, err_msg=k)
-    # SN u vectors are part of the restored state
-    assert any("/u" in k or k.endswith("u") for k in a)
+
+
+RESUME_IN_FRESH_PROCESS = """
+import os, sys
+import numpy as np
+sys.path[:0] = [{tests!r}, {root!r}, os.path.join({root!r}, "tests", "support")]
+from test_training import make, state, tiny_cfg
+from pathlib import Path
+trainer = make(Path({tmp!r}), tiny_cfg(ema_decay=0.5), name="part")
+assert trainer.restored_step == 2, trainer.restored_step
+trainer.fit()
+np.savez({out!r}, **state(trainer))
+os._exit(0)
+"""
+
+
+EMA = tiny_cfg(ema_decay=0.5)  # the EMA generator is part of the state
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    """4 uninterrupted steps (checkpoints at 2 and 4), shared by the tests that compare."""
+    trainer = make(tmp_path_factory.mktemp("full"), EMA)
+    trainer.fit()
+    return trainer
+
+
+def test_resume_equals_uninterrupted_here_and_in_a_fresh_process(full, tmp_path):
+    expected = state(full)
+    assert int(expected["step"]) == 4
+    assert any(k.startswith("D|") and k.endswith("/u") for k in expected)  # SN u vectors
+    assert any(k.startswith("G_adam|") and "momentum" in k for k in expected)
+    part = make(tmp_path, EMA, name="part")
+    part.fit(until=2)  # "killed" after the step-2 checkpoint
+    del part
+    shutil.copytree(tmp_path / "part", tmp_path / "copy")
+    # a fresh process: nothing in memory (Keras name counters, tf.function caches) helps
+    tests = os.path.dirname(os.path.abspath(__file__))
+    code = RESUME_IN_FRESH_PROCESS.format(tests=tests, root=os.path.dirname(os.path.dirname(
+        tests)), tmp=str(tmp_path), out=str(tmp_path / "fresh.npz"))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with np.load(tmp_path / "fresh.npz") as fresh:
+        assert_same_state(expected, dict(fresh))
+    # and in this process, from a copy of the same checkpoints
+    resumed = make(tmp_path, EMA, name="copy")
+    assert resumed.restored_step == 2
+    assert resumed.fit().steps == 4
+    assert_same_state(expected, state(resumed))
+
+
+def checkpoint_files(run_dir, step):
+    d = run_dir / "checkpoints"
+    return sorted(d / f for f in os.listdir(d) if f.startswith(f"ckpt-{step}."))
+
+
+def assert_holds_checkpoint(trainer, prefix):
+    """Every variable of `trainer` has the value stored in checkpoint `prefix`."""
+    names = dict(generator=trainer.generator.weights, discriminator=trainer.discriminator.weights,
+                 generator_ema=trainer.g_ema.weights)
+    for group, variables in names.items():
+        for key, v in variables_by_name(variables).items():
+            escaped = key.replace(".", "..")  # how checkpoint keys escape dots
+            stored = tf.train.load_variable(prefix,
+                                            f"{group}/{escaped}/.ATTRIBUTES/VARIABLE_VALUE")
+            np.testing.assert_array_equal(v.numpy(), stored, err_msg=f"{group}/{key}")
+    assert int(trainer.step.numpy()) == tf.train.load_variable(
+        prefix, "step/.ATTRIBUTES/VARIABLE_VALUE")
+
+
+def test_a_damaged_latest_checkpoint_falls_back_to_the_previous_one(full, tmp_path, caplog):
+    run = tmp_path / "run"
+    shutil.copytree(full.workdir, run)
+    for f in checkpoint_files(run, 4):
+        if ".data-" in f.name:
+            f.write_bytes(f.read_bytes()[:100])  # truncated
+    with caplog.at_level(logging.WARNING):
+        resumed = make(tmp_path, EMA)
+    assert resumed.restored_step == 2
+    assert "ckpt-4 does not restore" in caplog.text and "older checkpoint" in caplog.text
+    assert_holds_checkpoint(resumed, str(run / "checkpoints" / "ckpt-2"))
+    assert resumed.fit().steps == 4  # trains the lost steps again and saves over the damage
+    assert resumed.manager.latest_checkpoint.endswith("ckpt-4")
+    assert tf.train.load_variable(str(run / "checkpoints" / "ckpt-4"),
+                                  "step/.ATTRIBUTES/VARIABLE_VALUE") == 4
+
+
+def test_no_restorable_checkpoint_starts_from_scratch(full, tmp_path, caplog):
+    run = tmp_path / "run"
+    shutil.copytree(full.workdir, run)
+    for step in (2, 4):
+        for f in checkpoint_files(run, step):
+            f.write_bytes(b"garbage")
+    (run / "checkpoints" / "checkpoint").write_text("not { a checkpoint state")
+    fresh = make(tmp_path, EMA, name="fresh")
+    with caplog.at_level(logging.WARNING):
+        resumed = make(tmp_path, EMA)
+    assert resumed.restored_step == 0
+    assert "starts from scratch" in caplog.text
+    assert_same_state(state(fresh), state(resumed))  # initial values, nothing half-read
+
+
+def test_divergence_after_a_checkpoint_keeps_the_last_good_one(tmp_path):
+    cfg = tiny_cfg(ema_decay=0.5)
+    # NaN real images from step 3 on: D's loss becomes NaN at step 3
+    trainer = make(tmp_path, cfg, poison_after=2 * cfg.train.n_dis)
+    result = trainer.fit()
+    assert (result.diverged_at, result.steps) == (3, 2)
+    assert trainer.manager.latest_checkpoint.endswith("ckpt-2")  # nothing broken was saved
+    restored = make(tmp_path, cfg)
+    assert restored.restored_step == 2
+    assert all(np.all(np.isfinite(v)) for v in state(restored).values())
+
+
+def test_non_finite_weights_are_divergence_even_with_finite_losses(tmp_path):
+    """A NaN that the losses do not see (here a BN moving variance, unused while training)
+    must not be checkpointed or scored either."""
+    cfg = tiny_cfg()
+    trainer = make(tmp_path, cfg)
+    trainer.fit(until=2)
+    bn = trainer.generator.bn_layers[0]
+    bn.moving_variance.assign(np.full(bn.moving_variance.shape, np.nan, np.float32))
+    result = trainer.fit()
+    assert (result.diverged_at, result.steps) == (3, 2)
+    assert all(np.isfinite(v) for v in result.last_metrics.values())
+    assert trainer.manager.latest_checkpoint.endswith("ckpt-2")
 
 
 def test_divergence_is_recorded_and_checkpoint_kept(tmp_path):
