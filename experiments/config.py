@@ -149,7 +149,9 @@ class TrainConfig:
     # = 2 x the D batch, 128 vs 64 on CIFAR-10; mimicry, BigGAN-PyTorch, compare_gan: 1).
     g_batch_multiplier: int = 1
     replicator: str = "default"
-    jit_compile: bool | None = None  # None: XLA on GPU/TPU, off on CPU (slower there)
+    # None (auto): off on CPU (slower there); tried on GPU/TPU, where the trainer falls back
+    # without XLA if the step does not compile. Point records keep the mode that ran.
+    jit_compile: bool | None = None
     seed: int = 0
     checkpoint_every: int = 500
     summary_every: int = 50

@@ -172,6 +172,9 @@ class PointRecord(_Record):
     # the final generator's weights (relative to the point directory) and their SHA-256
     generator_weights: str | None = None
     generator_sha256: str | None = None
+    # whether the training step ran with XLA (train.jit_compile=None decides per device and
+    # falls back without XLA if compilation fails); None in records from before it was kept
+    jit_compile: bool | None = None
 
     def __post_init__(self):
         if self.status not in FINISHED:

@@ -38,6 +38,11 @@ from sngan.sampling import Sampler
 
 log = logging.getLogger(__name__)
 
+# Where auto mode (train.jit_compile=None) tries XLA; if compilation fails at the first step
+# the trainer continues without it. Never verified on these (no GPU/TPU was available); on
+# CPU XLA was measured slower (README), and with several CPU replicas it does not compile.
+XLA_AUTO_DEVICE_KINDS = ("GPU", "TPU")
+
 
 @dataclass
 class TrainResult:
@@ -126,7 +131,7 @@ class GANTrainer:
         if self.g_ema is not None:
             trackables["generator_ema"] = variables_by_name(self.g_ema.weights)
         self.checkpoint = tf.train.Checkpoint(**trackables)
-        # every checkpointed variable, to reset them after a failed restore
+        # every checkpointed variable, to reset them after a failed restore or XLA attempt
         self._state = [self.step, self.train_time] + [
             v for group in trackables.values() if isinstance(group, dict) for v in group.values()]
         # finite weights are checked after every step: a NaN is never saved nor scored
@@ -142,18 +147,19 @@ class GANTrainer:
         self.iterator = iter(self.dataset)
         self.sampler = Sampler(self.sampling_generator, replicator, model_cfg.z_dim,
                                self.num_classes)
-        # XLA compiles the per-replica work; the outer step reads the input iterator, which
-        # XLA cannot compile.
         jit = train_cfg.jit_compile
-        if jit is None:  # auto: XLA helps on GPU/TPU, is ~25% slower on CPU (README)
-            jit = replicator.device_kind != "CPU"
-        self.jit_compile = bool(jit)
-        jit = jit or None
-        self._d_update = tf.function(self._d_replica_step, jit_compile=jit)
-        self._g_update = tf.function(self._g_replica_step, jit_compile=jit)
-        self._train_step = tf.function(self._step)
+        self._xla_on_trial = jit is None and replicator.device_kind in XLA_AUTO_DEVICE_KINDS
+        self._build_step(bool(jit) or self._xla_on_trial)
         self._writer = tf.summary.create_file_writer(os.path.join(workdir, "tensorboard"))
         self._clock = time.perf_counter()
+
+    def _build_step(self, jit: bool) -> None:
+        """XLA compiles the per-replica work; the outer step reads the input iterator, which
+        XLA cannot compile. `jit_compile` is the mode that runs (recorded with results)."""
+        self.jit_compile = jit
+        self._d_update = tf.function(self._d_replica_step, jit_compile=jit or None)
+        self._g_update = tf.function(self._g_replica_step, jit_compile=jit or None)
+        self._train_step = tf.function(self._step)
 
     def _restore(self) -> int:
         restored = checkpoints.restore_newest(self.checkpoint, self.manager.directory,
@@ -161,6 +167,24 @@ class GANTrainer:
         if restored:
             log.info("resumed from %s at step %d", restored, int(self.step.numpy()))
         return int(self.step.numpy())
+
+    def _run_step(self) -> dict[str, float]:
+        """One training step; under auto XLA the first one may fall back to no XLA."""
+        if not self._xla_on_trial:
+            return {k: float(v.numpy()) for k, v in self._train_step(self.iterator).items()}
+        self._xla_on_trial = False
+        before = [v.numpy() for v in self._state]
+        try:
+            return {k: float(v.numpy()) for k, v in self._train_step(self.iterator).items()}
+        except tf.errors.OpError as e:
+            reason = " ".join(str(e).split())[:300]
+            log.warning("warning: XLA compilation failed on %s (%s: %s); continuing without "
+                        "XLA", self.replicator.device_kind, type(e).__name__, reason)
+        for v, value in zip(self._state, before):  # undo what the failed attempt changed
+            v.assign(value)
+        self.iterator = iter(self.dataset)  # starts where the failed attempt started
+        self._build_step(False)
+        return {k: float(v.numpy()) for k, v in self._train_step(self.iterator).items()}
 
     # -- one training step --------------------------------------------------------------
     def _random_inputs(self, key, batch: int):
@@ -295,8 +319,7 @@ class GANTrainer:
         metrics = {}
         step = start_step
         while step < last:
-            out = self._train_step(self.iterator)
-            metrics = {k: float(v.numpy()) for k, v in out.items()}
+            metrics = self._run_step()
             weights_finite = metrics.pop("weights_finite") == 1.0
             if not weights_finite or not all(math.isfinite(v) for v in metrics.values()):
                 # Do not checkpoint or score the broken state: the last good checkpoint stays.

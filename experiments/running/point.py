@@ -114,7 +114,7 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
                  bn_cross_replica=cfg.model.bn_cross_replica, steps=result.steps,
                  images_seen=result.images_seen,
                  train_wall_time_s=round(result.wall_time_s, 3),
-                 last_losses=result.last_metrics, **labels)
+                 last_losses=result.last_metrics, jit_compile=trainer.jit_compile, **labels)
     if result.diverged_at is not None:
         record = PointRecord(status="diverged", diverged_at=result.diverged_at, **facts)
         log.warning("%s: diverged at step %d; recorded, moving on", run_dir, result.diverged_at)

@@ -1,5 +1,5 @@
 """The trainer: resume equals uninterrupted (in this process and in a fresh one), damaged
-checkpoints fall back, divergence is recorded and never saved, summaries."""
+checkpoints fall back, divergence is recorded and never saved, XLA falls back, summaries."""
 import logging
 import os
 import shutil
@@ -189,6 +189,36 @@ def test_divergence_is_recorded_and_checkpoint_kept(tmp_path):
     assert result.diverged_at == 1
     assert result.steps == 0
     assert trainer.manager.latest_checkpoint is None  # nothing broken was saved
+
+
+class NoXLATrainer(GANTrainer):
+    """Its D update holds an op XLA cannot compile (a Python function), as an op unsupported
+    on some accelerator would."""
+
+    def _d_replica_step(self, batches, key):
+        out = super()._d_replica_step(batches, key)
+        out["d_loss"] = tf.numpy_function(lambda x: x, [out["d_loss"]], tf.float32)
+        return out
+
+
+def test_auto_xla_falls_back_without_it_when_compilation_fails(tmp_path, monkeypatch, caplog):
+    from sngan import training
+    monkeypatch.setattr(training, "XLA_AUTO_DEVICE_KINDS", ("CPU",))  # attempt it here
+    with caplog.at_level(logging.WARNING):
+        tried = make(tmp_path, tiny_cfg(jit_compile=None, steps=2), name="auto",
+                     trainer_class=NoXLATrainer)
+        assert tried.jit_compile  # attempted
+        tried.fit()
+    assert "XLA compilation failed" in caplog.text and "continuing without XLA" in caplog.text
+    assert tried.jit_compile is False  # the mode that ran
+    plain = make(tmp_path, tiny_cfg(jit_compile=False, steps=2), name="plain",
+                 trainer_class=NoXLATrainer)
+    plain.fit()
+    assert_same_state(state(plain), state(tried))  # the failed attempt changed nothing
+
+
+def test_auto_xla_is_off_on_cpu(tmp_path):
+    assert make(tmp_path, tiny_cfg(jit_compile=None)).jit_compile is False
 
 
 def test_checkpoints_and_summaries_written(tmp_path):
