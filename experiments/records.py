@@ -21,7 +21,7 @@ import os
 import typing
 from dataclasses import dataclass, field
 
-from common import files
+from common import faults, files
 from common.errors import UserError
 from experiments.config import ConfigError, RunConfig
 
@@ -240,6 +240,7 @@ def read_record(run_dir: str) -> PointRecord | None:
 
 
 def write_record(run_dir: str, record: PointRecord) -> None:
+    faults.reached("record_write")
     files.atomic_write_json(os.path.join(run_dir, METRICS), record.to_dict())
 
 
@@ -250,6 +251,7 @@ def read_history(run_dir: str) -> list[Scores]:
 
 
 def write_history(run_dir: str, history: list[Scores]) -> None:
+    faults.reached("history_write")
     files.atomic_write_json(os.path.join(run_dir, HISTORY), [h.to_dict() for h in history])
 
 

@@ -32,6 +32,7 @@ import keras
 import tensorflow as tf
 
 import replication
+from common import faults
 from common.progress import ProgressMeter
 from sngan import checkpoints, losses, models
 from sngan.sampling import Sampler
@@ -297,6 +298,7 @@ class GANTrainer:
         return int(math.ceil(n / r) * r)
 
     def save(self) -> str:
+        faults.reached("checkpoint")
         now = time.perf_counter()
         self.train_time.assign_add(now - self._clock)
         self._clock = now
@@ -328,6 +330,7 @@ class GANTrainer:
                 return TrainResult(step, self.total_train_time,
                                    step * self.images_per_step, diverged_at=step + 1,
                                    last_metrics=metrics)
+            faults.reached("step")
             step = int(self.step.numpy())
             if step % cfg.log_every == 0 or step == cfg.steps:
                 meter.report(step, **metrics)

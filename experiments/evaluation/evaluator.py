@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from common import faults
 from experiments.config import RunConfig
 from experiments.evaluation import classifiers, conditional, reference_stats, scoring
 from experiments.records import Scores
@@ -50,6 +51,7 @@ class Evaluator:
               images_seen: int | None = None, eval_seed: int | None = None) -> Scores:
         """Scores under the run's protocol; `eval_seed` replaces its evaluation seed (latents
         and KID subsets), to measure evaluation noise on the same checkpoint."""
+        faults.reached("eval")
         ev = self.cfg.eval
         if eval_seed is not None:
             ev = dataclasses.replace(ev, seed=eval_seed)

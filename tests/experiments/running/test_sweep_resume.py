@@ -1,6 +1,8 @@
-"""A sweep killed with SIGKILL and re-run loses nothing and gives the same table; a corrupt
-metrics.json is detected and its point recomputed. Real (tiny) training in subprocesses."""
+"""A sweep killed with SIGKILL and re-run loses nothing and gives the same table, also when
+killed at 10 seeded random moments (common/faults.py); a corrupt metrics.json is detected and
+its point recomputed. Real (tiny) training in subprocesses."""
 import json
+import math
 import os
 import signal
 import subprocess
@@ -20,11 +22,16 @@ def sweep_cmd(out):
     return [sys.executable, "-m", "experiments", "sweep", *ARGS, "--out", str(out)]
 
 
-def run_sweep(out):
+def run_sweep(out, fault=None, check=True):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("SNGAN_FAULT_AT", None)
+    if fault:
+        env["SNGAN_FAULT_AT"] = fault
     proc = subprocess.run(sweep_cmd(out), cwd=ROOT, capture_output=True, text=True,
-                          timeout=LIMIT_S, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc.stdout + proc.stderr
+                          timeout=LIMIT_S, env=env)
+    if check:
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout + proc.stderr if check else (proc.returncode, proc.stdout + proc.stderr)
 
 
 def run_and_kill(out, marker: str):
@@ -77,6 +84,83 @@ def test_killed_sweep_resumes_to_the_same_table(uninterrupted, tmp_path):
     # Re-running a finished sweep recomputes nothing.
     log = run_sweep(out)
     assert log.count("finished earlier") == 2 and "step 1/4" not in log
+
+
+KILLS = 10
+# (event, largest n): small n keep the runs short and leave work for the next kill
+FAULTS = [("step", 3), ("checkpoint", 2), ("eval", 3), ("history_write", 2),
+          ("record_write", 1)]
+
+
+def draw_faults(seed=2019):
+    rng = np.random.default_rng(seed)
+    while True:
+        event, most = FAULTS[rng.integers(len(FAULTS))]
+        fault = f"{event}:{rng.integers(1, most + 1)}"
+        if event != "step" and rng.random() < 0.5:  # kill inside the write / evaluation
+            fault += f"+{rng.uniform(0.0, 0.05):.3f}"
+        yield fault
+
+
+def unfinished_points(out) -> int:
+    done = 0
+    for name in ("bs0008_seed0", "bs0016_seed0"):
+        try:
+            with open(os.path.join(out, "points", name, "metrics.json")) as f:
+                done += json.load(f)["status"] == "done"
+        except (OSError, ValueError, TypeError, KeyError):
+            pass
+    return 2 - done
+
+
+def assert_close(a, b, path=""):
+    """Equal to 1e-5 (relative), wall times aside."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), path
+        for k in a:
+            if "time" not in k:
+                assert_close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float):
+        assert isinstance(b, (int, float)) and (
+            math.isnan(a) and math.isnan(b) or math.isclose(a, b, rel_tol=1e-5)), (path, a, b)
+    else:
+        assert a == b, (path, a, b)
+
+
+def load(out, *parts):
+    with open(os.path.join(out, *parts)) as f:
+        return json.load(f)
+
+
+@pytest.mark.slow
+def test_killed_at_random_moments_the_sweep_loses_nothing(uninterrupted, tmp_path):
+    out = tmp_path / "killed"
+    faults, kills, logs = draw_faults(), [], []
+    for _ in range(KILLS):
+        # the drawn fault, or at the latest before the sweep's last record is written, so
+        # that every run is killed and the sweep finishes only in the final run below
+        fault = f"{next(faults)},record_write:{unfinished_points(out)}"
+        code, log = run_sweep(out, fault, check=False)
+        assert code == -signal.SIGKILL, f"{fault}: exit {code}\n{log[-3000:]}"
+        kills.append(fault)
+        logs.append(log)
+    final = run_sweep(out)
+    assert "resumed from" in "".join(logs) + final, "no run resumed from a checkpoint"
+    assert "finished earlier" in final or "resumed from" in final
+    assert_close(summary(uninterrupted), summary(out))
+    for point in ("bs0008_seed0", "bs0016_seed0"):
+        assert_close(load(uninterrupted, "points", point, "eval_history.json"),
+                     load(out, "points", point, "eval_history.json"), point)
+        record = load(out, "points", point, "metrics.json")
+        assert record["status"] == "done" and record["jit_compile"] is False
+        reference = load(uninterrupted, "points", point, "metrics.json")
+        assert_close(reference["final"], record["final"], point)
+        assert_close(reference["replicates"], record["replicates"], point)
+    print("faults:", kills)
 
 
 def test_corrupt_metrics_are_recomputed(uninterrupted):
