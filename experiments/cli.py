@@ -160,6 +160,8 @@ def cmd_sweep(args):
             print(name, cfg.train.steps, cfg.train.g_lr)
         return 0
     from experiments.running import sweep_dir
+    if not args.start_over:
+        sweep_dir.check(out, spec.to_dict())  # refused before the lock file is even created
     replicator, out = _owned_out(
         out, args, base.train.replicator,
         lambda d: sweep_dir.claim(d, spec.to_dict(), restart=args.start_over))
@@ -176,7 +178,9 @@ def cmd_train(args):
     out = _usable_dir(args.out or os.path.join("runs", f"{cfg.preset}_bs"
                                                      f"{cfg.train.global_batch_size}"), "--out")
     from experiments.running import run_dir
-    # a finished result or checkpoint of another config is refused before TensorFlow starts
+    # a finished result or checkpoint of another config is refused before TensorFlow starts,
+    # and before the lock file is created; checked again once the directory is ours
+    run_dir.check(out, cfg)
     replicator, out = _owned_out(out, args, cfg.train.replicator,
                                  lambda d: run_dir.check(d, cfg))
     from experiments.evaluation.evaluator import Evaluator
