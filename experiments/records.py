@@ -208,10 +208,13 @@ def read_json(path: str):
         return None
     try:
         with open(path) as f:
-            return json.load(f)
+            value = json.load(f)
     except (ValueError, OSError) as e:
         log.warning("warning: %s is corrupt (%s); it is ignored and recomputed", path, e)
         return None
+    if value is None:
+        log.warning("warning: %s holds null; it is ignored and recomputed", path)
+    return value
 
 
 def _parse(path: str, parse):
