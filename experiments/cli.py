@@ -391,8 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train-classifier", help="train the shipped Fashion-MNIST classifier")
     p.add_argument("--out", default=None, help="weights path (default: the shipped asset)")
-    p.add_argument("--epochs", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=_int_at_least(1), default=None,
+                   help="training epochs (default: the shipped classifier's)")
+    p.add_argument("--seed", type=_int_at_least(0), default=0)
     p.set_defaults(func=cmd_train_classifier)
     return parser
 
@@ -406,6 +407,9 @@ def main(argv=None) -> int:
     except UserError as e:  # what went wrong and what to do, in one line; no traceback
         print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # results so far are on disk (atomic records, checkpoints)
+        print("interrupted: run the same command again to resume", file=sys.stderr)
+        return 130
 
 
 def run() -> None:

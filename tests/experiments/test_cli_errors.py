@@ -47,6 +47,7 @@ ROWS = [
     bad("unknown preset", ["sweep", "--preset", "mnist"], "invalid choice: 'mnist'"),
     bad("unknown protocol", ["evaluate", "--run", "x", "--protocol", "huge"], "invalid choice"),
     bad("unknown subcommand", ["swep"], "invalid choice: 'swep'"),
+    bad("classifier epochs 0", ["train-classifier", "--epochs", "0"], "--epochs: must be >= 1"),
     bad("unknown config key", ["sweep", "--set", "train.bogus=1"], "unknown config key"),
     bad("not key=value", ["train", "--set", "train.steps"], "not of the form section.field=value"),
     bad("unknown dataset", ["sweep", "--set", "data.name=mnist"], "data.name='mnist'"),
