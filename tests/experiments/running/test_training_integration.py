@@ -86,6 +86,40 @@ def test_training_and_sampling_do_not_depend_on_replica_count(tmp_path):
 
 
 
+def test_a_diverged_point_is_recorded_never_scored_and_reported(tmp_path, monkeypatch):
+    import tensorflow as tf
+
+    from experiments import records
+    from experiments.reporting.report import write_report
+    from experiments.running import point
+
+    cfg = tiny_cfg(train__checkpoint_every=1, eval__every=0)
+    steps_ok = 2  # NaN images from step 3 on
+
+    def poisoned(cfg_):
+        return synthetic_input_fn(cfg_.train.global_batch_size,
+                                  poison_after=steps_ok * cfg_.train.n_dis)
+
+    class NeverScores:
+        def score(self, *args, **kwargs):
+            raise AssertionError("a diverged point was scored")
+
+    monkeypatch.setattr(point, "training_input_fn", poisoned)
+    run = str(tmp_path / "points" / "bs0008_seed0")
+    record = point.run_point(cfg, run, replication.make_replicator("default"), NeverScores())
+    assert (record.status, record.diverged_at, record.steps) == ("diverged", 3, 2)
+    assert records.read_record(run).replace(last_losses=None) == record.replace(
+        last_losses=None)  # (NaN losses never compare equal)
+    latest = tf.train.latest_checkpoint(str(tmp_path / "points" / "bs0008_seed0" /
+                                            "checkpoints"))
+    assert latest.endswith("ckpt-2")  # the last good one, restorable and finite
+    for name, _ in tf.train.list_variables(latest):
+        value = tf.train.load_variable(latest, name)
+        if np.issubdtype(np.asarray(value).dtype, np.floating):
+            assert np.all(np.isfinite(value)), name
+    rows = write_report(str(tmp_path))["rows"]
+    assert rows[0]["diverged"] == 1 and rows[0]["is_mean"] is None
+
 
 @pytest.mark.slow
 def test_a_few_hundred_steps_on_fashion_mnist_learn(tmp_path):
