@@ -7,9 +7,10 @@ Run on demand (never in tests), on a quiet machine; one run prints Markdown tabl
       plus a fashion_mnist-sized one (32 channels) for comparison;
   (b) each preset's training-step FLOPs (`sngan.flops`, exact conv/dense count);
   (c) achieved GFLOP/s of the trainer's compiled step and its fraction of the measured peaks,
-      for fashion_mnist at global batch 8, 64, 512 (its n_dis 2) and cifar10 at 64, n_dis 1;
+      for fashion_mnist at global batch 8, 64, 512 (its n_dis 2) and cifar10 at 64, n_dis 1,
+      G batch multiplier 1 (mimicry's cGAN-PD step: 1 D + 1 G update on 64);
   (d) the cost of one `fast`-protocol evaluation of fashion_mnist: generating and classifying
-      5,000 samples (the bare cost) against `experiments.evaluate.Evaluator.score` (the full
+      5,000 samples (the bare cost) against `experiments.evaluation.evaluator.Evaluator.score` (the full
       cost, with IS/FID/KID), both through the trainer's sampler;
   (e) with --sweep-dir DIR (a finished sweep): its end-to-end efficiency, model FLOPs
       (training + evaluation generation) / wall time, as a fraction of the peak measured now.
@@ -190,18 +191,17 @@ def synthetic_input_fn_for(cfg):
 
 def make_trainer(cfg, workdir):
     return GANTrainer(cfg.model, cfg.train, replication.make_replicator("default"),
-                      synthetic_input_fn_for(cfg), workdir, log=lambda *_: None)
+                      synthetic_input_fn_for(cfg), workdir)
 
 
-def step_timing(preset: str, batch: int, n_dis: int | None, repeats: int, target_s: float,
+def step_timing(preset: str, batch: int, overrides: dict, repeats: int, target_s: float,
                 breakdown: bool = False) -> dict:
     """Median time of the trainer's compiled step (and, with `breakdown`, of its convs alone)."""
-    overrides = {"train.global_batch_size": batch, "train.steps": 10 ** 6}
-    if n_dis is not None:
-        overrides["train.n_dis"] = n_dis
-    cfg = config_lib.preset(preset, overrides)
+    cfg = config_lib.preset(preset, {"train.global_batch_size": batch, "train.steps": 10 ** 6,
+                                     **overrides})
     out = dict(preset=preset, batch=batch, n_dis=cfg.train.n_dis,
-               flops=flops.train_step_flops(cfg.model, batch, cfg.train.n_dis))
+               g_mult=getattr(cfg.train, "g_batch_multiplier", 1),
+               flops=flops.train_config_step_flops(cfg.model, cfg.train))
     with tempfile.TemporaryDirectory() as d:
         trainer = make_trainer(cfg, d)
 
@@ -286,16 +286,19 @@ def step_convolutions(trainer, cfg):
 
 # -- (d) evaluation ---------------------------------------------------------------------
 def evaluation_costs(repeats: int) -> dict:
-    from experiments.evaluate import Evaluator
+    from experiments.evaluation import scoring
+    from experiments.evaluation.evaluator import Evaluator
 
     cfg = config_lib.preset("fashion_mnist")
     ev = cfg.eval
     t = time.perf_counter()
-    evaluator = Evaluator(cfg, log=lambda *_: None)
+    evaluator = Evaluator(cfg)
     setup = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as d:
         trainer = make_trainer(cfg, d)
-        sampler, classifier = trainer.sampler, evaluator.classifier
+        replicator, generator = trainer.replicator, trainer.generator
+        sampler = evaluator.sampler_for(generator, replicator)  # what score() samples with
+        classifier = evaluator.classifier
 
         def generate():
             return [x for x, _ in sampler.batches(
@@ -303,12 +306,13 @@ def evaluation_costs(repeats: int) -> dict:
                 standing_batches=ev.standing_batches)]
 
         images = generate()  # trace
-        classifier.activations(images, batch_size=ev.batch_size)
-        evaluator.score(sampler, 1, step=0)
+        scoring.classify(images, classifier, ev)
+        evaluator.score(generator, replicator, step=0)
         gen = median_seconds(generate, repeats, warmup=0)
-        cls = median_seconds(lambda: classifier.activations(images, batch_size=ev.batch_size),
-                             repeats, warmup=0)
-        full = median_seconds(lambda: evaluator.score(sampler, 1, step=0), repeats, warmup=0)
+        cls = median_seconds(lambda: scoring.classify(images, classifier, ev), repeats,
+                             warmup=0)
+        full = median_seconds(lambda: evaluator.score(generator, replicator, step=0), repeats,
+                              warmup=0)
     per_image = registry_flops(tf.function(
         lambda x: classifier.model(x, training=False)).get_concrete_function(
         tf.TensorSpec([1, 32, 32, 1])))
@@ -319,6 +323,23 @@ def evaluation_costs(repeats: int) -> dict:
 
 
 # -- (e) a finished sweep ---------------------------------------------------------------
+def _read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def point_scorings(record: dict, point_dir: str) -> int:
+    """How many times a finished point generated num_fake images: its evaluation history
+    (in the record, or eval_history.json beside it), plus the final score's replicates and
+    any extra evaluation modes the record lists."""
+    history = record.get("history")
+    if history is None and os.path.exists(os.path.join(point_dir, "eval_history.json")):
+        history = _read_json(os.path.join(point_dir, "eval_history.json"))
+    extra = record.get("evaluations")
+    return (len(history or []) + len(record.get("replicates") or [])
+            + (len(extra) if isinstance(extra, dict) else 0))
+
+
 def sweep_totals(sweep_dir: str) -> dict:
     """Model FLOPs and wall time of every finished point of a sweep."""
     paths = sorted(glob.glob(os.path.join(sweep_dir, "points", "*", "metrics.json")))
@@ -329,17 +350,18 @@ def sweep_totals(sweep_dir: str) -> dict:
     evaluations = 0
     rows = []
     for path in paths:
-        with open(path) as f:
-            rec = json.load(f)
-        cfg = config_lib.RunConfig.from_dict(rec["config"])
+        rec = _read_json(path)
+        point_dir = os.path.dirname(path)
+        cfg = config_lib.RunConfig.from_dict(
+            rec["config"] if "config" in rec else _read_json(
+                os.path.join(point_dir, "config.json")))
         ev = cfg.eval
-        n_evals = len(rec.get("history") or [])
-        point_flops = rec["steps"] * flops.train_step_flops(
-            cfg.model, cfg.train.global_batch_size, cfg.train.n_dis)
+        n_evals = point_scorings(rec, point_dir)
+        point_flops = rec["steps"] * flops.train_config_step_flops(cfg.model, cfg.train)
         train_flops += point_flops
         if rec.get("train_wall_time_s"):
-            rows.append((os.path.basename(os.path.dirname(path)), rec["steps"],
-                         rec["train_wall_time_s"], point_flops))
+            rows.append((os.path.basename(point_dir), rec["steps"], rec["train_wall_time_s"],
+                         point_flops))
         eval_flops += n_evals * flops.evaluation_generation_flops(
             cfg.model, ev.num_fake, ev.batch_size, ev.bn_mode, ev.standing_batches)
         evaluations += n_evals
@@ -373,35 +395,37 @@ def main():
           "much less than the wall clock.\n", flush=True)
 
     print("## (b) Training-step FLOPs (sngan.flops: conv + dense, exact)\n")
-    print("| preset | G fwd MFLOP/img | D fwd MFLOP/img | global batch | n_dis | "
-          "GFLOP/step |\n|---|---|---|---|---|---|")
+    print("| preset | G fwd MFLOP/img | D fwd MFLOP/img | global batch | n_dis | G batch x | "
+          "GFLOP/step |\n|---|---|---|---|---|---|---|")
     for name, n_dis in (("fashion_mnist", None), ("cifar10", 1), ("cifar10", None),
                         ("imagenet128", None)):
-        cfg = config_lib.preset(name)
-        nd = n_dis or cfg.train.n_dis
-        b = cfg.train.global_batch_size
+        cfg = config_lib.preset(name, {"train.n_dis": n_dis} if n_dis else {})
+        b, nd = cfg.train.global_batch_size, cfg.train.n_dis
         print(f"| {name} | {flops.generator_forward_flops(cfg.model) / 1e6:.1f} | "
               f"{flops.discriminator_forward_flops(cfg.model) / 1e6:.1f} | {b} | {nd} | "
-              f"{flops.train_step_flops(cfg.model, b, nd) / 1e9:.1f} |")
+              f"{getattr(cfg.train, 'g_batch_multiplier', 1)} | "
+              f"{flops.train_config_step_flops(cfg.model, cfg.train) / 1e9:.1f} |")
     print(flush=True)
 
-    runs = [("fashion_mnist", int(b), None) for b in args.fashion_batches.split(",") if b]
+    runs = [("fashion_mnist", int(b), {}) for b in args.fashion_batches.split(",") if b]
     if not args.skip_cifar10:
-        runs.append(("cifar10", 64, 1))
+        runs.append(("cifar10", 64, {"train.n_dis": 1, "train.g_batch_multiplier": 1}))
     rows = []
-    for name, batch, n_dis in runs:
-        rows.append(step_timing(name, batch, n_dis, repeats, target,
+    for name, batch, overrides in runs:
+        rows.append(step_timing(name, batch, overrides, repeats, target,
                                 breakdown=args.breakdown))
         r = rows[-1]
         print(f"  measured {name} batch {batch}: {r['step'].wall * 1e3:.1f} ms/step "
               f"(load {os.getloadavg()[0]:.1f})", flush=True)
     print("\n## (c) Achieved rate of the compiled training step\n")
-    print("| preset | global batch | n_dis | GFLOP/step | ms/step (wall) | GFLOP/s (wall) | "
-          "of conv peak (wall) | of conv peak (CPU time) | of matmul peak (CPU time) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| preset | global batch | n_dis | G batch x | GFLOP/step | ms/step (wall) | "
+          "GFLOP/s (wall) | of conv peak (wall) | of conv peak (CPU time) | "
+          "of matmul peak (CPU time) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         rate = rates(r["flops"], r["step"])
-        print(f"| {r['preset']} | {r['batch']} | {r['n_dis']} | {r['flops'] / 1e9:.2f} | "
+        print(f"| {r['preset']} | {r['batch']} | {r['n_dis']} | {r['g_mult']} | "
+              f"{r['flops'] / 1e9:.2f} | "
               f"{r['step'].wall * 1e3:.1f} | {rate.wall:.0f} | {rate.wall / peak.wall:.2f} | "
               f"{rate.cpu / peak.cpu:.2f} | {rate.cpu / peaks['matmul'][1].cpu:.2f} |")
     if args.breakdown:

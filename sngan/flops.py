@@ -19,8 +19,9 @@ The backward pass of a layer is its weight gradient (1x forward) plus its input 
   backward (weights; inputs except for the layers that read the images, which need no
   gradient) on the 2B real + fake images;
 * the G update: G forward and backward (weights; inputs except the first linear layer, which
-  reads the latents) on B latents, and D forward plus backward to its inputs only (D's weight
-  gradients are not requested; TensorFlow prunes them from the compiled step).
+  reads the latents) on B latents (g_batch_multiplier x B if set), and D forward plus
+  backward to its inputs only (D's weight gradients are not requested; TensorFlow prunes
+  them from the compiled step).
 
 tests/sngan/test_flops.py checks all of this against TensorFlow's flops registry applied to
 the trainer's own compiled step graphs.
@@ -125,8 +126,12 @@ def discriminator_forward_flops(model_cfg) -> int:
     return _forward(discriminator_layers(model_cfg))
 
 
-def train_step_breakdown(model_cfg, global_batch: int, n_dis: int) -> dict[str, int]:
+def train_step_breakdown(model_cfg, global_batch: int, n_dis: int,
+                         g_batch_multiplier: int = 1) -> dict[str, int]:
     """FLOPs of one trainer step (n_dis D updates + 1 G update), split by pass.
+
+    `g_batch_multiplier` (train config field of that name): the G update draws this many
+    times the global batch of latents.
 
     Keys: d_update (one D update), g_update, and the totals over the step of g_forward,
     g_backward, d_forward, d_backward (conv/dense layers, proportional to the batch) and
@@ -142,9 +147,10 @@ def train_step_breakdown(model_cfg, global_batch: int, n_dis: int) -> dict[str, 
     sn = discriminator_sn_weights(model_cfg)
     d_upd = dict(g_forward=b * g_fwd, g_backward=0, d_forward=2 * b * d_fwd,
                  d_backward=2 * b * (d_fwd + _input_grads(d)), spectral_norm=8 * sn)
-    # G update: G forward + weight and input grads on B; D forward + input grads on B.
-    g_upd = dict(g_forward=b * g_fwd, g_backward=b * (g_fwd + _input_grads(g)),
-                 d_forward=b * d_fwd, d_backward=b * sum(l.forward for l in d),
+    # G update on m*B latents: G forward + weight and input grads; D forward + input grads.
+    gb = g_batch_multiplier * b
+    g_upd = dict(g_forward=gb * g_fwd, g_backward=gb * (g_fwd + _input_grads(g)),
+                 d_forward=gb * d_fwd, d_backward=gb * sum(l.forward for l in d),
                  spectral_norm=6 * sn)
     out = {k: n_dis * d_upd[k] + g_upd[k] for k in d_upd}
     out["d_update"] = sum(d_upd.values())
@@ -153,9 +159,17 @@ def train_step_breakdown(model_cfg, global_batch: int, n_dis: int) -> dict[str, 
     return out
 
 
-def train_step_flops(model_cfg, global_batch: int, n_dis: int) -> int:
+def train_step_flops(model_cfg, global_batch: int, n_dis: int,
+                     g_batch_multiplier: int = 1) -> int:
     """FLOPs of one generator step of the trainer at this global batch (see module doc)."""
-    return train_step_breakdown(model_cfg, global_batch, n_dis)["total"]
+    return train_step_breakdown(model_cfg, global_batch, n_dis, g_batch_multiplier)["total"]
+
+
+def train_config_step_flops(model_cfg, train_cfg) -> int:
+    """`train_step_flops` for a model config and a train config (its batch, n_dis and
+    g_batch_multiplier)."""
+    return train_step_flops(model_cfg, train_cfg.global_batch_size, train_cfg.n_dis,
+                            getattr(train_cfg, "g_batch_multiplier", 1))
 
 
 def sampling_flops(model_cfg, n: int) -> int:

@@ -1,5 +1,6 @@
 """The sweep's cost model on synthetic timings: known coefficients come back, one finished
 point already predicts other batch sizes when the cost is FLOP-proportional, calibration."""
+import json
 import subprocess
 import sys
 
@@ -110,19 +111,33 @@ def test_calibrate_from_two_batch_sizes():
 
 
 def test_evaluations_for_matches_run_point():
-    # run_point scores at every multiple of `every` below `steps`, then once at the end.
+    # run_point scores at every multiple of `every` below `steps`, then once at the end
+    # (plus replicates of the final score and extra modes).
     assert cm.evaluations_for(300, 75) == 4
     assert cm.evaluations_for(200, 50) == 4
     assert cm.evaluations_for(199, 50) == 4
     assert cm.evaluations_for(10, 0) == 1
+    assert cm.evaluations_for(1000, 200, replicates=3, extra_modes=1) == 8
 
 
-def test_from_record():
-    rec = dict(steps=300, config=dict(train=dict(global_batch_size=64, n_dis=2)),
-               history=[{}, {}, {}, {}], point_wall_time_s=144.1, eval_wall_time_s=18.2)
-    p = cm.PointCost.from_record(rec, step_flops=47.4e9)
+def test_from_record_both_layouts(tmp_path):
+    train = dict(global_batch_size=64, n_dis=2)
+    old = dict(steps=300, config=dict(train=train), history=[{}, {}, {}, {}],
+               point_wall_time_s=144.1, eval_wall_time_s=18.2)
+    p = cm.PointCost.from_record(old, step_flops=47.4e9)
     assert (p.steps, p.global_batch, p.n_dis, p.evaluations) == (300, 64, 2, 4)
     assert p.finished and p.images == 300 * 64 * 3
+    # newer layout: config.json and eval_history.json beside metrics.json
+    new = dict(steps=1000, point_wall_time_s=1087.3, eval_wall_time_s=122.1,
+               replicates=[{}, {}], evaluations={"fast/moving": {}})
+    for name, obj in (("metrics.json", new), ("config.json", dict(train=train)),
+                      ("eval_history.json", [{}] * 5)):
+        (tmp_path / name).write_text(json.dumps(obj))
+    q = cm.PointCost.from_point_dir(str(tmp_path), step_flops=47.4e9)
+    assert (q.steps, q.global_batch, q.evaluations, q.seconds) == (1000, 64, 8, 1087.3)
+    assert cm.PointCost.from_point_dir(str(tmp_path / "missing")) is None
+    with pytest.raises(ValueError):
+        cm.PointCost.from_record(new)
 
 
 def test_nnls_matches_the_constrained_optimum():

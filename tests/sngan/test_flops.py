@@ -105,28 +105,30 @@ def _synthetic(model_cfg, b):
     return input_fn_for
 
 
-def _trainer_update_flops(tmp_path, model_cfg, batch):
-    train_cfg = c.TrainConfig(global_batch_size=batch, n_dis=1, steps=10)
+def _trainer_update_flops(tmp_path, model_cfg, batch, g_batch_multiplier=1):
+    train_cfg = c.TrainConfig(global_batch_size=batch, n_dis=1, steps=10,
+                              g_batch_multiplier=g_batch_multiplier)
     trainer = GANTrainer(model_cfg, train_cfg, replication.make_replicator("default"),
-                         _synthetic(model_cfg, batch), str(tmp_path / f"b{batch}"),
-                         log=lambda *_: None)
+                         _synthetic(model_cfg, batch), str(tmp_path / f"b{batch}"))
     key = tf.constant(0, tf.int64)
     d_fn = trainer._d_update.get_concrete_function((next(trainer.iterator),), key)
     g_fn = trainer._g_update.get_concrete_function(key)
     return registry_flops(d_fn), registry_flops(g_fn)
 
 
-@pytest.mark.parametrize("name,batch", [("cond32", 4), ("uncond64_rgb", 6)])
-def test_train_step_flops_match_the_trainers_graphs(tmp_path, name, batch):
+@pytest.mark.parametrize("name,batch,mult", [("cond32", 4, 2), ("uncond64_rgb", 6, 1)])
+def test_train_step_flops_match_the_trainers_graphs(tmp_path, name, batch, mult):
     model_cfg = CONFIGS[name]
-    predicted = flops.train_step_breakdown(model_cfg, batch, n_dis=1)
-    assert _trainer_update_flops(tmp_path, model_cfg, batch) == (predicted["d_update"],
-                                                                 predicted["g_update"])
+    predicted = flops.train_step_breakdown(model_cfg, batch, n_dis=1, g_batch_multiplier=mult)
+    assert _trainer_update_flops(tmp_path, model_cfg, batch, mult) == (
+        predicted["d_update"], predicted["g_update"])
     # n_dis D updates and one G update per step.
     for n_dis in (1, 2, 5):
-        br = flops.train_step_breakdown(model_cfg, 8, n_dis)
-        assert flops.train_step_flops(model_cfg, 8, n_dis) == br["total"] == \
+        br = flops.train_step_breakdown(model_cfg, 8, n_dis, mult)
+        assert flops.train_step_flops(model_cfg, 8, n_dis, mult) == br["total"] == \
             n_dis * br["d_update"] + br["g_update"]
+        train_cfg = c.TrainConfig(global_batch_size=8, n_dis=n_dis, g_batch_multiplier=mult)
+        assert flops.train_config_step_flops(model_cfg, train_cfg) == br["total"]
         assert br["total"] == sum(br[k] for k in ("g_forward", "g_backward", "d_forward",
                                                   "d_backward", "spectral_norm"))
 
