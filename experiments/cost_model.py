@@ -1,0 +1,236 @@
+"""A cost model for a sweep's ETA: fitted to the points finished so far, or calibrated.
+
+    time(point) = a * steps + b * work + c * evaluations
+
+* `steps`: generator steps (per-step costs that do not grow with the batch: op dispatch,
+  optimizer updates, host syncs, the per-point set-up spread over the steps);
+* `work`: the point's training work, its total FLOPs (`steps * sngan.flops.train_step_flops`)
+  when every point carries `step_flops`, otherwise the images through G and D,
+  `steps * batch * (n_dis + 1)`. FLOPs are the better unit: a D update costs more than a G
+  forward, and n_dis changes the mix;
+* `evaluations`: scorings of the point (each generates and classifies `num_fake` images).
+
+`fit(points)` solves for a, b, c >= 0 by non-negative least squares on the finished points,
+with columns scaled to unit norm. When the finished points cannot separate the terms it uses
+fewer: c comes straight from the points' measured evaluation seconds when they are recorded
+(`eval_seconds`, as metrics.json's `eval_wall_time_s`), and a is taken as 0 until two finished
+points differ in work per step; so after ONE point the training time is scaled by FLOPs (or
+images), which is exact when the cost is FLOP-proportional. `calibrate(...)` builds the same
+model from a few timed steps at two batch sizes and one timed evaluation (for a dry run).
+
+Pure Python + numpy (no TensorFlow): the caller supplies FLOPs (`sngan.flops`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import os
+from typing import Iterable, Mapping
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class PointCost:
+    """What one sweep point does and, once finished, how long it took."""
+    steps: int
+    global_batch: int
+    n_dis: int
+    evaluations: int = 1
+    step_flops: float | None = None  # FLOPs of one training step (sngan.flops)
+    seconds: float | None = None  # measured wall time of the point; None: not finished
+    eval_seconds: float | None = None  # the part of `seconds` spent evaluating, if known
+
+    @property
+    def finished(self) -> bool:
+        return self.seconds is not None
+
+    @property
+    def images(self) -> int:
+        """Images through G and D: each step draws B per D update and B for the G update."""
+        return self.steps * self.global_batch * (self.n_dis + 1)
+
+    def work(self, unit: str) -> float:
+        if unit == "flop":
+            if self.step_flops is None:
+                raise ValueError("unit 'flop' needs step_flops on every point")
+            return float(self.steps) * float(self.step_flops)
+        return float(self.images)
+
+    @classmethod
+    def from_record(cls, record: Mapping, step_flops: float | None = None,
+                    config: Mapping | None = None, evaluations: int | None = None
+                    ) -> "PointCost":
+        """From a finished point's metrics.json record. The run config comes from the record
+        (older layout) or `config` (config.json's dict); the evaluation count from
+        `evaluations`, else the record's history, final-score replicates and extra modes."""
+        cfg = record.get("config") or config
+        if cfg is None:
+            raise ValueError("the record holds no config: pass config.json's dict as config=")
+        train = cfg["train"]
+        if evaluations is None:
+            extra = record.get("evaluations")
+            evaluations = (len(record.get("history") or []) + len(record.get("replicates") or [])
+                           + (len(extra) if isinstance(extra, Mapping) else 0))
+        return cls(steps=int(record["steps"]), global_batch=int(train["global_batch_size"]),
+                   n_dis=int(train["n_dis"]), evaluations=int(evaluations),
+                   step_flops=step_flops, seconds=record.get("point_wall_time_s"),
+                   eval_seconds=record.get("eval_wall_time_s"))
+
+    @classmethod
+    def from_point_dir(cls, point_dir: str, step_flops: float | None = None
+                       ) -> "PointCost | None":
+        """From a point directory (metrics.json, config.json, eval_history.json); None if
+        the point has not finished."""
+        def read(name):
+            path = os.path.join(point_dir, name)
+            if not os.path.exists(path):
+                return None
+            with open(path) as f:
+                return json.load(f)
+
+        record = read("metrics.json")
+        if record is None:
+            return None
+        evaluations = None
+        if "history" not in record:
+            extra = record.get("evaluations")
+            evaluations = (len(read("eval_history.json") or [])
+                           + len(record.get("replicates") or [])
+                           + (len(extra) if isinstance(extra, Mapping) else 0))
+        return cls.from_record(record, step_flops, config=read("config.json"),
+                               evaluations=evaluations)
+
+
+def evaluations_for(steps: int, every: int, replicates: int = 1, extra_modes: int = 0) -> int:
+    """Scorings a point makes: one every `every` steps before the end, the final one and its
+    `replicates - 1` re-scorings with other evaluation seeds, and `extra_modes` more scorings
+    of the final generator (e.g. another BN mode)."""
+    return ((steps - 1) // every if every else 0) + replicates + extra_modes
+
+
+@dataclasses.dataclass(frozen=True)
+class CostModel:
+    per_step: float  # a: seconds per generator step
+    per_work: float  # b: seconds per unit of work (FLOP or image, see `unit`)
+    per_eval: float  # c: seconds per evaluation
+    unit: str = "flop"  # "flop" or "image"
+    per_point: float = 0.0  # fixed cost of a point (set-up, tracing); calibration only
+    fitted_on: int = 0  # finished points behind the fit (0: calibrated)
+
+    def predict(self, point: PointCost) -> float:
+        return (self.per_point + self.per_step * point.steps
+                + self.per_work * point.work(self.unit) + self.per_eval * point.evaluations)
+
+
+def _unit(points: Iterable[PointCost]) -> str:
+    return "flop" if all(p.step_flops is not None for p in points) else "image"
+
+
+def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """min ||a x - b|| subject to x >= 0, exactly, for a few columns (tries every support)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    n = a.shape[1]
+    best, best_res = np.zeros(n), float(np.sum(b ** 2))
+    for k in range(1, n + 1):
+        for support in itertools.combinations(range(n), k):
+            cols = list(support)
+            x_s, *_ = np.linalg.lstsq(a[:, cols], b, rcond=None)
+            if np.any(x_s < 0):
+                continue
+            x = np.zeros(n)
+            x[cols] = x_s
+            res = float(np.sum((a @ x - b) ** 2))
+            if res < best_res - 1e-12 * max(best_res, 1e-300):
+                best, best_res = x, res
+    return best
+
+
+def _solve(columns: list[np.ndarray], target: np.ndarray) -> list[float]:
+    """NNLS on unit-norm-scaled columns; returns coefficients in the original units."""
+    a = np.stack(columns, axis=1)
+    scale = np.linalg.norm(a, axis=0)
+    scale[scale == 0] = 1.0
+    x = nnls(a / scale, target)
+    return list(x / scale)
+
+
+def _independent(columns: list[np.ndarray]) -> bool:
+    a = np.stack(columns, axis=1)
+    a = a / np.maximum(np.linalg.norm(a, axis=0), 1e-300)
+    return np.linalg.matrix_rank(a, tol=1e-9) == a.shape[1]
+
+
+def fit(points: Iterable[PointCost]) -> CostModel | None:
+    """The cost model of the finished points; None before any point has finished."""
+    points = list(points)
+    done = [p for p in points if p.finished and p.seconds > 0]
+    if not done:
+        return None
+    unit = _unit(points)
+    steps = np.array([p.steps for p in done], float)
+    work = np.array([p.work(unit) for p in done])
+    evals = np.array([p.evaluations for p in done], float)
+    seconds = np.array([p.seconds for p in done], float)
+
+    timed = [p for p in done if p.eval_seconds is not None]
+    if timed and sum(p.evaluations for p in timed) > 0:
+        # c from the evaluations' own clock; fit the training time alone.
+        per_eval = (sum(p.eval_seconds for p in timed)
+                    / sum(p.evaluations for p in timed))
+        target = np.maximum(0.0, np.array([
+            p.seconds - (p.eval_seconds if p.eval_seconds is not None
+                         else per_eval * p.evaluations) for p in done]))
+        if _independent([steps, work]):
+            a, b = _solve([steps, work], target)
+        else:
+            a, b = 0.0, _solve([work], target)[0]
+        return CostModel(a, b, per_eval, unit, fitted_on=len(done))
+
+    # Evaluation time unknown: fit it jointly when the points can tell it apart.
+    for names in (("steps", "work", "evals"), ("work", "evals"), ("work",)):
+        cols = [dict(steps=steps, work=work, evals=evals)[n] for n in names]
+        if len(done) >= len(cols) and _independent(cols):
+            coef = dict(zip(names, _solve(cols, seconds)))
+            return CostModel(coef.get("steps", 0.0), coef.get("work", 0.0),
+                             coef.get("evals", 0.0), unit, fitted_on=len(done))
+    return CostModel(0.0, float(seconds.sum() / work.sum()), 0.0, unit, fitted_on=len(done))
+
+
+def predict_remaining(points: Iterable[PointCost], model: CostModel | None = None
+                      ) -> float | None:
+    """Seconds the unfinished points will take (by `model`, else fitted on the finished ones);
+    None when there is nothing to go on yet."""
+    points = list(points)
+    model = model or fit(points)
+    if model is None:
+        return None
+    return float(sum(model.predict(p) for p in points if not p.finished))
+
+
+def calibrate(step_seconds: Mapping[int, float], step_work: Mapping[int, float],
+              eval_seconds: float = 0.0, setup_seconds: float = 0.0,
+              unit: str = "flop") -> CostModel:
+    """A cost model from a dry run's measurements, before any point has run.
+
+    step_seconds: {global batch: seconds per training step} at (ideally) two batch sizes far
+    apart, timed after warm-up; step_work: {global batch: work of one step} (FLOPs from
+    sngan.flops.train_step_flops, or images); eval_seconds: one timed evaluation;
+    setup_seconds: a point's fixed cost (building and tracing the step), if measured.
+    With two batch sizes, seconds/step = a + b * work/step is solved exactly (a, b clipped
+    at 0); with one, a = 0.
+    """
+    batches = sorted(step_seconds)
+    if not batches:
+        raise ValueError("calibrate needs at least one timed batch size")
+    missing = [b for b in batches if b not in step_work]
+    if missing:
+        raise ValueError(f"no work given for batch sizes {missing}")
+    w = np.array([float(step_work[b]) for b in batches])
+    t = np.array([float(step_seconds[b]) for b in batches])
+    if len(batches) >= 2 and _independent([np.ones_like(w), w]):
+        a, b = _solve([np.ones_like(w), w], t)
+    else:
+        a, b = 0.0, float(t.sum() / w.sum())
+    return CostModel(a, b, float(eval_seconds), unit, per_point=float(setup_seconds))

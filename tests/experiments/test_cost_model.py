@@ -1,0 +1,158 @@
+"""The sweep's cost model on synthetic timings: known coefficients come back, one finished
+point already predicts other batch sizes when the cost is FLOP-proportional, calibration."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from experiments import cost_model as cm
+
+BATCHES = (8, 16, 32, 64, 128, 256, 512)
+FLOPS_PER_IMAGE_STEP = 0.74e9  # ~ fashion_mnist: 47.4 GFLOP per step at batch 64
+
+
+def sweep_points(steps=300, every=75, n_dis=2, budget="equal_steps"):
+    points = []
+    for b in BATCHES:
+        s = steps if budget == "equal_steps" else max(1, round(steps * 64 / b))
+        points.append(cm.PointCost(steps=s, global_batch=b, n_dis=n_dis,
+                                   evaluations=cm.evaluations_for(s, every),
+                                   step_flops=FLOPS_PER_IMAGE_STEP * b))
+    return points
+
+
+def timed(points, a, b, c, noise=0.0, record_eval=True, seed=0, unit="flop"):
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in points:
+        train = a * p.steps + b * p.work(unit)
+        ev = c * p.evaluations
+        jitter = 1.0 + noise * rng.standard_normal()
+        out.append(cm.PointCost(**{**p.__dict__, "seconds": (train + ev) * jitter,
+                                   "eval_seconds": ev * jitter if record_eval else None}))
+    return out
+
+
+@pytest.mark.parametrize("record_eval", [True, False])
+@pytest.mark.parametrize("budget", ["equal_steps", "equal_images"])
+def test_recovers_known_coefficients(record_eval, budget):
+    a, b, c = 0.05, 1.0 / 60e9, 4.0  # 50 ms/step overhead, 60 GFLOP/s, 4 s per evaluation
+    points = sweep_points(budget=budget)
+    if budget == "equal_steps":  # vary the eval count so that c is identifiable from totals
+        points = [cm.PointCost(**{**p.__dict__, "evaluations": 1 + i % 3})
+                  for i, p in enumerate(points)]
+    model = cm.fit(timed(points, a, b, c, record_eval=record_eval))
+    assert model.unit == "flop" and model.fitted_on == len(BATCHES)
+    np.testing.assert_allclose([model.per_step, model.per_work, model.per_eval], [a, b, c],
+                               rtol=1e-6)
+
+
+def test_noisy_fit_is_close_and_non_negative():
+    a, b, c = 0.0, 1.0 / 60e9, 4.0  # a truly zero: NNLS must not go negative
+    model = cm.fit(timed(sweep_points(), a, b, c, noise=0.03, seed=3))
+    assert model.per_step >= 0 and model.per_work >= 0 and model.per_eval >= 0
+    assert model.per_work == pytest.approx(b, rel=0.1)
+    assert model.per_eval == pytest.approx(c, rel=0.1)
+
+
+@pytest.mark.parametrize("first", [8, 64, 512])
+@pytest.mark.parametrize("record_eval", [True, False])
+def test_one_point_predicts_other_batches_when_flop_proportional(first, record_eval):
+    points = timed(sweep_points(), a=0.0, b=1.0 / 60e9, c=0.0 if not record_eval else 4.0,
+                   record_eval=record_eval)
+    done = next(p for p in points if p.global_batch == first)
+    pending = [cm.PointCost(**{**p.__dict__, "seconds": None, "eval_seconds": None})
+               for p in points if p is not done]
+    model = cm.fit([done] + pending)
+    assert model.fitted_on == 1 and model.per_step == 0.0
+    for truth, p in zip([p for p in points if p is not done], pending):
+        assert model.predict(p) == pytest.approx(truth.seconds, rel=0.25), p.global_batch
+    remaining = cm.predict_remaining([done] + pending)
+    assert remaining == pytest.approx(sum(p.seconds for p in points if p is not done),
+                                      rel=0.25)
+
+
+def test_one_point_with_images_when_flops_are_unknown():
+    points = [cm.PointCost(**{**p.__dict__, "step_flops": None}) for p in sweep_points()]
+    points = timed(points, a=0.0, b=2e-4, c=0.0, unit="image")
+    model = cm.fit([points[3]] + [cm.PointCost(**{**p.__dict__, "seconds": None})
+                                  for p in points[:3]])
+    assert model.unit == "image"
+    assert model.predict(points[0]) == pytest.approx(points[0].seconds, rel=1e-9)
+
+
+def test_nothing_finished_means_no_estimate():
+    assert cm.fit(sweep_points()) is None
+    assert cm.predict_remaining(sweep_points()) is None
+
+
+def test_repeated_batch_size_does_not_invent_a_per_step_cost():
+    """Two seeds of one batch size cannot separate a from b: a stays 0."""
+    p = timed(sweep_points(), a=0.0, b=1.0 / 60e9, c=4.0, noise=0.02)[3]
+    model = cm.fit([p, cm.PointCost(**{**p.__dict__, "seconds": p.seconds * 1.02})])
+    assert model.per_step == 0.0 and model.per_work > 0
+
+
+def test_calibrate_from_two_batch_sizes():
+    a, b, c = 0.03, 1.0 / 80e9, 5.0
+    work = {bs: FLOPS_PER_IMAGE_STEP * bs for bs in (8, 256)}
+    model = cm.calibrate({bs: a + b * w for bs, w in work.items()}, work, eval_seconds=c,
+                         setup_seconds=12.0)
+    assert model.per_step == pytest.approx(a) and model.per_work == pytest.approx(b)
+    point = sweep_points()[3]
+    assert model.predict(point) == pytest.approx(
+        12.0 + a * point.steps + b * point.work("flop") + c * point.evaluations)
+    one = cm.calibrate({64: 0.5}, {64: 64 * FLOPS_PER_IMAGE_STEP})
+    assert one.per_step == 0.0 and one.per_work == pytest.approx(0.5 / (64 * 0.74e9))
+    with pytest.raises(ValueError):
+        cm.calibrate({64: 0.5}, {})
+
+
+def test_evaluations_for_matches_run_point():
+    # run_point scores at every multiple of `every` below `steps`, then once at the end
+    # (plus replicates of the final score and extra modes).
+    assert cm.evaluations_for(300, 75) == 4
+    assert cm.evaluations_for(200, 50) == 4
+    assert cm.evaluations_for(199, 50) == 4
+    assert cm.evaluations_for(10, 0) == 1
+    assert cm.evaluations_for(1000, 200, replicates=3, extra_modes=1) == 8
+
+
+def test_from_record_both_layouts(tmp_path):
+    train = dict(global_batch_size=64, n_dis=2)
+    old = dict(steps=300, config=dict(train=train), history=[{}, {}, {}, {}],
+               point_wall_time_s=144.1, eval_wall_time_s=18.2)
+    p = cm.PointCost.from_record(old, step_flops=47.4e9)
+    assert (p.steps, p.global_batch, p.n_dis, p.evaluations) == (300, 64, 2, 4)
+    assert p.finished and p.images == 300 * 64 * 3
+    # newer layout: config.json and eval_history.json beside metrics.json
+    new = dict(steps=1000, point_wall_time_s=1087.3, eval_wall_time_s=122.1,
+               replicates=[{}, {}], evaluations={"fast/moving": {}})
+    for name, obj in (("metrics.json", new), ("config.json", dict(train=train)),
+                      ("eval_history.json", [{}] * 5)):
+        (tmp_path / name).write_text(json.dumps(obj))
+    q = cm.PointCost.from_point_dir(str(tmp_path), step_flops=47.4e9)
+    assert (q.steps, q.global_batch, q.evaluations, q.seconds) == (1000, 64, 8, 1087.3)
+    assert cm.PointCost.from_point_dir(str(tmp_path / "missing")) is None
+    with pytest.raises(ValueError):
+        cm.PointCost.from_record(new)
+
+
+def test_nnls_matches_the_constrained_optimum():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0, 1, (12, 3))
+    b = a @ np.array([1.0, -2.0, 0.5]) + 0.01 * rng.standard_normal(12)
+    x = cm.nnls(a, b)
+    assert np.all(x >= 0) and x[1] == 0.0
+    # no feasible point nearby does better
+    for _ in range(200):
+        y = np.maximum(0, x + 0.05 * rng.standard_normal(3))
+        assert np.sum((a @ y - b) ** 2) >= np.sum((a @ x - b) ** 2) - 1e-12
+
+
+def test_imports_no_tensorflow():
+    code = ("import sys, experiments.cost_model; "
+            "sys.exit('tensorflow' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -1,0 +1,140 @@
+"""sngan.flops against two independent counts: a hand count of the fashion_mnist model, and
+TensorFlow's own flops registry (what tf.compat.v1.profiler reports) applied to the traced
+models and to the trainer's compiled D and G update graphs."""
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorflow.python.framework import ops as tf_ops
+
+import replication
+from experiments import config as c
+from experiments.config import ModelConfig
+from sngan import flops, models
+from sngan.training import GANTrainer
+
+# Ops whose FLOPs sngan.flops counts (everything else is element-wise).
+COUNTED_OPS = ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MatMul")
+
+CONFIGS = {
+    "cond32": ModelConfig(resolution=32, image_channels=1, num_classes=10, z_dim=8,
+                          g_ch=4, d_ch=4),
+    "uncond64_rgb": ModelConfig(resolution=64, image_channels=3, num_classes=0, z_dim=8,
+                                g_ch=2, d_ch=2),
+    "cond128": ModelConfig(resolution=128, image_channels=3, num_classes=5, z_dim=8,
+                           g_ch=2, d_ch=2),
+}
+
+
+def _live_ops(graph, outputs):
+    """Ops a function really runs: ancestors of its outputs and of its stateful ops (TF prunes
+    the rest, e.g. the weight gradients of D that the G update computes but never uses)."""
+    seen, stack = set(), [t.op for t in outputs] + [
+        op for op in graph.get_operations() if op._is_stateful]
+    while stack:
+        op = stack.pop()
+        if op.name not in seen:
+            seen.add(op.name)
+            stack += [t.op for t in op.inputs] + list(op.control_inputs)
+    return seen
+
+
+def registry_flops(concrete_fn) -> int:
+    """TF's registered 'flops' statistic summed over the live conv/matmul ops of a graph."""
+    graph = concrete_fn.graph
+    live = _live_ops(graph, concrete_fn.outputs)
+    total = 0
+    for op in graph.get_operations():
+        if op.type in COUNTED_OPS and op.name in live:
+            total += int(tf_ops.get_stats_for_node_def(graph, op.node_def, "flops").value)
+    return total
+
+
+def test_hand_count_of_the_fashion_mnist_model():
+    m = c.preset("fashion_mnist").model  # z 64, G and D width 32, 1 channel, 32x32
+    w = 32
+    block = lambda r: 2 * r * r * (9 * w * w + 9 * w * w + w * w)  # conv1, conv2, shortcut
+    g = 2 * 64 * 16 * w + block(8) + block(16) + block(32) + 2 * 32 * 32 * 9 * w * 1
+    assert flops.generator_forward_flops(m) == g == 52_953_088
+    d = (2 * 32 * 32 * 9 * 1 * w + 2 * 32 * 32 * 9 * w * w + 2 * 16 * 16 * 1 * w  # optimised
+         + 2 * 16 * 16 * (9 * w * w * 2 + w * w)  # block 2 (down, learnable shortcut)
+         + 2 * 2 * 8 * 8 * 9 * w * w * 2  # blocks 3 and 4 (plain, identity shortcut)
+         + 2 * w)  # linear head
+    assert flops.discriminator_forward_flops(m) == d == 34_160_704
+    # batch 64, n_dis 2: the simple "backward = 2x forward" rule gives 47.6 GFLOP; the exact
+    # count drops the input gradients nobody needs (D's image-reading layers in D updates).
+    simple = 2 * (64 * g + 3 * 128 * d) + (3 * 64 * g + 2 * 64 * d)
+    exact = flops.train_step_flops(m, 64, 2)
+    assert exact < simple and exact / simple > 0.99
+    assert flops.sampling_flops(m, 5000) == 5000 * g
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_forward_flops_match_tensorflow_registry(name):
+    cfg = CONFIGS[name]
+    g, d = models.build_generator(cfg), models.build_discriminator(cfg)
+    labels = lambda b: tf.TensorSpec([b], tf.int32) if cfg.num_classes else None
+    per_batch = {}
+    for b in (2, 5):
+        gen = tf.function(lambda z, y: g(z, y, training=True)).get_concrete_function(
+            tf.TensorSpec([b, cfg.z_dim]), labels(b))
+        r = cfg.resolution
+        dis = tf.function(lambda x, y: d(x, y, training=True)).get_concrete_function(
+            tf.TensorSpec([b, r, r, cfg.image_channels]), labels(b))
+        per_batch[b] = registry_flops(gen), registry_flops(dis)
+    # Per image: the difference of two batch sizes cancels the spectral norm's per-call matmuls.
+    assert (per_batch[5][0] - per_batch[2][0]) // 3 == flops.generator_forward_flops(cfg)
+    assert (per_batch[5][1] - per_batch[2][1]) // 3 == flops.discriminator_forward_flops(cfg)
+    # ... which are all that is left over: 3 matmuls of 2|W| per SN weight (G has none).
+    assert per_batch[2][0] == 2 * flops.generator_forward_flops(cfg)
+    assert per_batch[2][1] == (2 * flops.discriminator_forward_flops(cfg)
+                               + 6 * flops.discriminator_sn_weights(cfg))
+    assert flops.discriminator_sn_weights(cfg) == sum(
+        int(np.prod(l.kernel.shape)) for l in d.sn_layers)
+
+
+def _synthetic(model_cfg, b):
+    r, ch = model_cfg.resolution, model_cfg.image_channels
+
+    def input_fn_for(skip):
+        def input_fn(ctx=None):
+            x = np.zeros((4 * b, r, r, ch), np.float32)
+            y = np.zeros(4 * b, np.int32)
+            return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(
+                b, drop_remainder=True)
+        return input_fn
+    return input_fn_for
+
+
+def _trainer_update_flops(tmp_path, model_cfg, batch, g_batch_multiplier=1):
+    train_cfg = c.TrainConfig(global_batch_size=batch, n_dis=1, steps=10,
+                              g_batch_multiplier=g_batch_multiplier)
+    trainer = GANTrainer(model_cfg, train_cfg, replication.make_replicator("default"),
+                         _synthetic(model_cfg, batch), str(tmp_path / f"b{batch}"))
+    key = tf.constant(0, tf.int64)
+    d_fn = trainer._d_update.get_concrete_function((next(trainer.iterator),), key)
+    g_fn = trainer._g_update.get_concrete_function(key)
+    return registry_flops(d_fn), registry_flops(g_fn)
+
+
+@pytest.mark.parametrize("name,batch,mult", [("cond32", 4, 2), ("uncond64_rgb", 6, 1)])
+def test_train_step_flops_match_the_trainers_graphs(tmp_path, name, batch, mult):
+    model_cfg = CONFIGS[name]
+    predicted = flops.train_step_breakdown(model_cfg, batch, n_dis=1, g_batch_multiplier=mult)
+    assert _trainer_update_flops(tmp_path, model_cfg, batch, mult) == (
+        predicted["d_update"], predicted["g_update"])
+    # n_dis D updates and one G update per step.
+    for n_dis in (1, 2, 5):
+        br = flops.train_step_breakdown(model_cfg, 8, n_dis, mult)
+        assert flops.train_step_flops(model_cfg, 8, n_dis, mult) == br["total"] == \
+            n_dis * br["d_update"] + br["g_update"]
+        train_cfg = c.TrainConfig(global_batch_size=8, n_dis=n_dis, g_batch_multiplier=mult)
+        assert flops.train_config_step_flops(model_cfg, train_cfg) == br["total"]
+        assert br["total"] == sum(br[k] for k in ("g_forward", "g_backward", "d_forward",
+                                                  "d_backward", "spectral_norm"))
+
+
+def test_evaluation_generation_counts_whole_batches():
+    m = CONFIGS["cond32"]
+    g = flops.generator_forward_flops(m)
+    assert flops.evaluation_generation_flops(m, 5000, 512) == 10 * 512 * g
+    assert flops.evaluation_generation_flops(m, 5000, 500, "standing", 10) == 20 * 500 * g
