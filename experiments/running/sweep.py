@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from common.progress import format_duration
 from experiments.config import BASELINE_BATCH, BUDGET_MODES, LR_SCALING, ConfigError, RunConfig
-from experiments.running import sweep_dir
+from experiments.running import cost_model, sweep_dir
 
 log = logging.getLogger(__name__)
 
@@ -89,25 +89,33 @@ def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator) -> list:
     t0 = time.perf_counter()
     from experiments.running.point import run_point  # TensorFlow-heavy
 
-    def cost(cfg):  # work of a point, for the sweep's ETA: images through D and G
-        return cfg.train.global_batch_size * cfg.train.steps * (cfg.train.n_dis + 1)
-
-    remaining = sum(cost(cfg) for _, cfg in points)
-    done_cost, done_time = 0, 0.0
+    costs = [point_cost(cfg) for _, cfg in points]
     results = []
     for i, (name, cfg) in enumerate(points, 1):
-        eta = (format_duration(done_time / done_cost * remaining) if done_cost else "?")
+        left = cost_model.predict_remaining(costs)
+        eta = "?" if left is None else format_duration(left)
         batch = cfg.train.global_batch_size
         log.info(f"=== point {i}/{len(points)}: {name} (batch {batch}, "
                  f"{cfg.train.steps} G steps, lr x{spec.lr_factor(batch):.3g}) "
                  f"| sweep elapsed {format_duration(time.perf_counter() - t0)}, ETA {eta}")
         t = time.perf_counter()
-        results.append(run_point(cfg, os.path.join(out_dir, "points", name), replicator,
-                                 evaluator, point=name, sweep_lr_scaling=spec.lr_scaling,
-                                 sweep_budget=spec.budget))
-        remaining -= cost(cfg)
-        if time.perf_counter() - t > 1.0:  # computed now, not a finished point skipped
-            done_cost += cost(cfg)
-            done_time += time.perf_counter() - t
+        record = run_point(cfg, os.path.join(out_dir, "points", name), replicator,
+                           evaluator, point=name, sweep_lr_scaling=spec.lr_scaling,
+                           sweep_budget=spec.budget)
+        results.append(record)
+        seconds = time.perf_counter() - t
+        # a point computed now informs the cost model; a finished one skipped does not
+        costs[i - 1] = point_cost(cfg, seconds if seconds > 1.0 else 0.0,
+                                  record.eval_wall_time_s if seconds > 1.0 else None)
     log.info(f"sweep finished in {time.perf_counter() - t0:.0f} s")
     return results
+
+
+def point_cost(cfg: RunConfig, seconds: float | None = None,
+               eval_seconds: float | None = None) -> cost_model.PointCost:
+    """What a point costs (training FLOPs, evaluations) for the sweep's ETA."""
+    from sngan import flops
+    t = cfg.train
+    step_flops = flops.train_step_flops(cfg.model, t.global_batch_size, t.n_dis,
+                                        t.g_batch_multiplier)
+    return cost_model.PointCost.for_point(cfg, step_flops, seconds, eval_seconds)

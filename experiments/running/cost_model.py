@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
-import os
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -59,55 +57,20 @@ class PointCost:
         return float(self.images)
 
     @classmethod
-    def from_record(cls, record: Mapping, step_flops: float | None = None,
-                    config: Mapping | None = None, evaluations: int | None = None
-                    ) -> "PointCost":
-        """From a finished point's metrics.json record. The run config comes from the record
-        (older layout) or `config` (config.json's dict); the evaluation count from
-        `evaluations`, else the record's history, final-score replicates and extra modes."""
-        cfg = record.get("config") or config
-        if cfg is None:
-            raise ValueError("the record holds no config: pass config.json's dict as config=")
-        train = cfg["train"]
-        if evaluations is None:
-            extra = record.get("evaluations")
-            evaluations = (len(record.get("history") or []) + len(record.get("replicates") or [])
-                           + (len(extra) if isinstance(extra, Mapping) else 0))
-        return cls(steps=int(record["steps"]), global_batch=int(train["global_batch_size"]),
-                   n_dis=int(train["n_dis"]), evaluations=int(evaluations),
-                   step_flops=step_flops, seconds=record.get("point_wall_time_s"),
-                   eval_seconds=record.get("eval_wall_time_s"))
-
-    @classmethod
-    def from_point_dir(cls, point_dir: str, step_flops: float | None = None
-                       ) -> "PointCost | None":
-        """From a point directory (metrics.json, config.json, eval_history.json); None if
-        the point has not finished."""
-        def read(name):
-            path = os.path.join(point_dir, name)
-            if not os.path.exists(path):
-                return None
-            with open(path) as f:
-                return json.load(f)
-
-        record = read("metrics.json")
-        if record is None:
-            return None
-        evaluations = None
-        if "history" not in record:
-            extra = record.get("evaluations")
-            evaluations = (len(read("eval_history.json") or [])
-                           + len(record.get("replicates") or [])
-                           + (len(extra) if isinstance(extra, Mapping) else 0))
-        return cls.from_record(record, step_flops, config=read("config.json"),
-                               evaluations=evaluations)
+    def for_point(cls, cfg, step_flops: float | None = None, seconds: float | None = None,
+                  eval_seconds: float | None = None) -> PointCost:
+        """The cost of a sweep point with RunConfig `cfg`: its evaluations are the curve's,
+        the final one and the final checkpoint's replicates (experiments.running.point)."""
+        t, ev = cfg.train, cfg.eval
+        return cls(steps=t.steps, global_batch=t.global_batch_size, n_dis=t.n_dis,
+                   evaluations=evaluations_for(t.steps, ev.every) + ev.replicates - 1,
+                   step_flops=step_flops, seconds=seconds, eval_seconds=eval_seconds)
 
 
-def evaluations_for(steps: int, every: int, replicates: int = 1, extra_modes: int = 0) -> int:
-    """Scorings a point makes: one every `every` steps before the end, the final one and its
-    `replicates - 1` re-scorings with other evaluation seeds, and `extra_modes` more scorings
-    of the final generator (e.g. another BN mode)."""
-    return ((steps - 1) // every if every else 0) + replicates + extra_modes
+def evaluations_for(steps: int, every: int) -> int:
+    """Scorings of the training curve `experiments.running.point.run_point` makes: every
+    `every` steps before the end, plus the final one."""
+    return (steps - 1) // every + 1 if every else 1
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,13 +1,12 @@
 """The sweep's cost model on synthetic timings: known coefficients come back, one finished
 point already predicts other batch sizes when the cost is FLOP-proportional, calibration."""
-import json
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from experiments import cost_model as cm
+from experiments.running import cost_model as cm
 
 BATCHES = (8, 16, 32, 64, 128, 256, 512)
 FLOPS_PER_IMAGE_STEP = 0.74e9  # ~ fashion_mnist: 47.4 GFLOP per step at batch 64
@@ -111,33 +110,20 @@ def test_calibrate_from_two_batch_sizes():
 
 
 def test_evaluations_for_matches_run_point():
-    # run_point scores at every multiple of `every` below `steps`, then once at the end
-    # (plus replicates of the final score and extra modes).
+    # run_point scores at every multiple of `every` below `steps`, then once at the end.
     assert cm.evaluations_for(300, 75) == 4
     assert cm.evaluations_for(200, 50) == 4
     assert cm.evaluations_for(199, 50) == 4
     assert cm.evaluations_for(10, 0) == 1
-    assert cm.evaluations_for(1000, 200, replicates=3, extra_modes=1) == 8
 
 
-def test_from_record_both_layouts(tmp_path):
-    train = dict(global_batch_size=64, n_dis=2)
-    old = dict(steps=300, config=dict(train=train), history=[{}, {}, {}, {}],
-               point_wall_time_s=144.1, eval_wall_time_s=18.2)
-    p = cm.PointCost.from_record(old, step_flops=47.4e9)
-    assert (p.steps, p.global_batch, p.n_dis, p.evaluations) == (300, 64, 2, 4)
+def test_cost_of_a_sweep_point():
+    from experiments import config as c
+    cfg = c.preset("fashion_mnist", {"train.steps": 300, "eval.every": 75})
+    p = cm.PointCost.for_point(cfg, step_flops=47.4e9, seconds=144.1, eval_seconds=18.2)
+    # 4 curve evaluations (75, 150, 225, final 300) + 2 replicates of the final checkpoint
+    assert (p.steps, p.global_batch, p.n_dis, p.evaluations) == (300, 64, 2, 6)
     assert p.finished and p.images == 300 * 64 * 3
-    # newer layout: config.json and eval_history.json beside metrics.json
-    new = dict(steps=1000, point_wall_time_s=1087.3, eval_wall_time_s=122.1,
-               replicates=[{}, {}], evaluations={"fast/moving": {}})
-    for name, obj in (("metrics.json", new), ("config.json", dict(train=train)),
-                      ("eval_history.json", [{}] * 5)):
-        (tmp_path / name).write_text(json.dumps(obj))
-    q = cm.PointCost.from_point_dir(str(tmp_path), step_flops=47.4e9)
-    assert (q.steps, q.global_batch, q.evaluations, q.seconds) == (1000, 64, 8, 1087.3)
-    assert cm.PointCost.from_point_dir(str(tmp_path / "missing")) is None
-    with pytest.raises(ValueError):
-        cm.PointCost.from_record(new)
 
 
 def test_nnls_matches_the_constrained_optimum():
@@ -153,6 +139,6 @@ def test_nnls_matches_the_constrained_optimum():
 
 
 def test_imports_no_tensorflow():
-    code = ("import sys, experiments.cost_model; "
+    code = ("import sys, experiments.running.cost_model; "
             "sys.exit('tensorflow' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
