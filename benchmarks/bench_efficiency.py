@@ -11,7 +11,8 @@ Run on demand (never in tests), on a quiet machine; one run prints Markdown tabl
       G batch multiplier 1 (mimicry's cGAN-PD step: 1 D + 1 G update on 64);
   (d) the cost of one `fast`-protocol evaluation of fashion_mnist: generating and classifying
       5,000 samples (the bare cost) against
-      `experiments.evaluation.evaluator.Evaluator.score` (the full cost, with IS/FID/KID), both through the trainer's sampler;
+      `experiments.evaluation.evaluator.Evaluator.score` (the full cost, with IS/FID/KID),
+      both through the trainer's sampler;
   (e) with --sweep-dir DIR (a finished sweep): its end-to-end efficiency, model FLOPs
       (training + evaluation generation) / wall time, as a fraction of the peak measured now.
 
