@@ -48,7 +48,7 @@ def analyse(points: list[Point]) -> dict:
             continue
         v = statistics.verdict(NAMES[metric], ci, METRICS[metric][1],
                                PAPER_IS_CHANGE if metric == "is" else None)
-        text = v.text if target == TARGET_BATCH else v.text.replace("512", str(target), 1)
+        text = v.text.replace("64 -> 512", f"64 -> {target}", 1)
         out["verdicts"].append(dict(metric=metric, outcome=v.outcome, text=text,
                                     interval=ci.to_dict()))
     return out

@@ -114,3 +114,10 @@ def test_few_seeds_get_an_honest_interval():
     centre = lb.mean() - la.mean()
     assert st.log_ratio_t_interval(np.exp(la), np.exp(lb), paired=False) == pytest.approx(
         (math.exp(centre - half), math.exp(centre + half)))
+
+
+def test_spearman_p_value_is_exact_for_few_points():
+    """rho = 1 over 5 distinct batch sizes: 2 of the 120 orderings are as extreme."""
+    t = st.trend_test([8, 16, 32, 64, 128], [1.0, 2.0, 3.0, 4.0, 5.0])
+    assert t.spearman_rho == pytest.approx(1.0)
+    assert t.spearman_p == pytest.approx(2 / 120)
