@@ -105,7 +105,7 @@ def _worker_dir(out: str, replicator) -> str:
     return os.path.join(out, f".worker{replicator.worker_index}")
 
 
-def _own(out: str, args, spec: str, claim=None) -> None:
+def _own(out: str, args, claim=None) -> None:
     """Lock `out` for this process, then let `claim` check (and record) what it holds."""
     from experiments.running import lock
     lock.lock_dir(out, "python -m experiments " + shlex.join(args.argv))
@@ -120,11 +120,11 @@ def _owned_out(out: str, args, spec: str, claim=None):
     multiworker, where each worker writes its own directory, known once the cluster is up."""
     multiworker = parse_spec(spec).kind == "multiworker"
     if not multiworker:
-        _own(out, args, spec, claim)
+        _own(out, args, claim)
     replicator = _replicator(spec)
     out = _worker_dir(out, replicator)
     if multiworker:
-        _own(out, args, spec, claim)
+        _own(out, args, claim)
     return replicator, out
 
 

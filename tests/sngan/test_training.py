@@ -201,6 +201,7 @@ class NoXLATrainer(GANTrainer):
         return out
 
 
+@pytest.mark.slow  # compiles the step twice (~1 min here); scripts/test.sh runs it
 def test_auto_xla_falls_back_without_it_when_compilation_fails(tmp_path, monkeypatch, caplog):
     from sngan import training
     monkeypatch.setattr(training, "XLA_AUTO_DEVICE_KINDS", ("CPU",))  # attempt it here
