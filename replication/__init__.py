@@ -5,7 +5,7 @@ Knows tf.distribute; knows nothing of GANs. The README's `replication/` section 
 Names are re-exported lazily (PEP 562), so `python -m replication.launch`, which only starts
 processes, does not import TensorFlow.
 """
-import importlib
+from common.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "collectives": ["all_gather", "all_reduce", "average_loss", "cross_replica_moments",
@@ -18,17 +18,4 @@ _EXPORTS = {
                    "make_replicator"],
     "specs": ["SPEC_FORMS", "ReplicatorSpec", "SpecError", "parse_spec"],
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_MODULE_OF)
-
-
-def __getattr__(name):
-    if name in _MODULE_OF:
-        value = getattr(importlib.import_module(f"replication.{_MODULE_OF[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'replication' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, __all__ = lazy_exports("replication", _EXPORTS, globals())

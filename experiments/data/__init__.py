@@ -14,7 +14,7 @@ Nothing here downloads: TFDS datasets must be prepared beforehand (`tfds build .
 how to get the data. Training code uses `make_input_fn`; evaluation code may use the numpy
 helpers (`fashion_mnist_images`, `to_model_images`), which apply the same transform.
 """
-import importlib
+from common.lazy_exports import lazy_exports
 
 # Re-exported lazily (PEP 562), as in `replication`: the command line reads split sizes from
 # IDX headers (fashion_mnist.py) before TensorFlow starts, which an eager import of the
@@ -27,17 +27,4 @@ _EXPORTS = {
     "pipeline": ["dataset_size", "make_input_fn", "prepare_dataset"],
     "preprocess": ["preprocess_images", "to_model_images"],
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_MODULE_OF)
-
-
-def __getattr__(name):
-    if name in _MODULE_OF:
-        value = getattr(importlib.import_module(f"experiments.data.{_MODULE_OF[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'experiments.data' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, __all__ = lazy_exports("experiments.data", _EXPORTS, globals())
