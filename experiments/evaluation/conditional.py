@@ -12,11 +12,11 @@ TF-GAN provides none of these except the Frechet distance, which intra-FID uses.
 from __future__ import annotations
 
 import numpy as np
+import tensorflow as tf
 
 from experiments.evaluation import metrics
 
 MIN_PER_CLASS = 2  # a covariance needs 2 samples; FID from few samples is biased upwards
-_CHUNK = 1024  # rows per distance block: 1024 x 10k float64 = 80 MB
 
 
 def conditional_accuracy(logits, labels, num_classes: int) -> dict:
@@ -52,24 +52,49 @@ def intra_fid(features, labels, real_features, real_labels, num_classes: int,
     return dict(intra_fid=float(np.mean(per_class)), per_class_fid=per_class)
 
 
-def _sq_dists(a: np.ndarray, b: np.ndarray):
-    """Squared Euclidean distances, block by block of `a`'s rows (bounded memory)."""
-    b_sq = np.einsum("ij,ij->i", b, b)
-    for start in range(0, len(a), _CHUNK):
-        block = a[start:start + _CHUNK]
-        d = np.einsum("ij,ij->i", block, block)[:, None] + b_sq[None, :] - 2.0 * block @ b.T
-        yield start, np.maximum(d, 0.0)
+_BLOCK_ELEMENTS = 1 << 24  # distances per block: 16M float64 = 128 MB, whatever the set sizes
+
+
+def _rows_per_block(columns: int) -> int:
+    return max(1, _BLOCK_ELEMENTS // max(columns, 1))
+
+
+@tf.function(reduce_retracing=True)
+def _sq_dists(a, b, b_sq):
+    """Squared Euclidean distances of a block of rows `a` to all of `b` (float64)."""
+    d = (tf.reduce_sum(a * a, axis=1)[:, None] + b_sq[None, :]
+         - 2.0 * tf.matmul(a, b, transpose_b=True))
+    return tf.maximum(d, 0.0)
+
+
+@tf.function(reduce_retracing=True)
+def _kth_smallest(a, b, b_sq, k):
+    return -tf.math.top_k(-_sq_dists(a, b, b_sq), k + 1).values[:, k]
 
 
 def knn_radii(x: np.ndarray, k: int) -> np.ndarray:
-    """Squared distance of every point of `x` to its k-th nearest other point of `x`."""
+    """Squared distance of every point of `x` to its k-th nearest other point of `x`.
+
+    Block by block in TensorFlow (traced, on every core): half the time of numpy here."""
     if len(x) <= k:
         raise ValueError(f"k-NN with k={k} needs more than {k} samples, got {len(x)}")
-    radii = np.empty(len(x))
-    for start, d in _sq_dists(x, x):
-        # the point itself is at distance 0: the k-th neighbour is at sorted index k
-        radii[start:start + len(d)] = np.partition(d, k, axis=1)[:, k]
-    return radii
+    x = tf.constant(x, tf.float64)
+    x_sq = tf.reduce_sum(x * x, axis=1)
+    rows = _rows_per_block(int(x.shape[0]))
+    # the point itself is at distance 0: the k-th neighbour is the (k+1)-th smallest
+    return np.concatenate([_kth_smallest(x[i:i + rows], x, x_sq, k).numpy()
+                           for i in range(0, int(x.shape[0]), rows)])
+
+
+@tf.function(reduce_retracing=True)
+def _ball_counts(fake, fake_radii, real, real_sq, radii_pr, radii_dc):
+    """For a block of fakes: which lie in a real k-NN ball (closed), which reals lie in one of
+    their balls, how many (fake, real) pairs lie in an open real ball, which reals have one."""
+    d = _sq_dists(fake, real, real_sq)
+    in_dc = d < radii_dc[None, :]  # open balls, as Naeem et al.'s code
+    return (tf.reduce_any(d <= radii_pr[None, :], axis=1),
+            tf.reduce_any(d <= fake_radii[:, None], axis=0),
+            tf.math.count_nonzero(in_dc), tf.reduce_any(in_dc, axis=0))
 
 
 def _features(x, name: str) -> np.ndarray:
@@ -91,21 +116,27 @@ class RealManifold:
     def fidelity_diversity(self, fake_features) -> dict:
         """Improved precision/recall (Kynkaenniemi et al. 2019, closed k-NN balls: share of fakes
         inside the real manifold, of reals inside the fake one) and density/coverage (Naeem et
-        al. 2020, open balls:
-        real balls holding each fake / k, ~1 when the distributions match; share of real
-        balls holding at least one fake), from one pass over the fake-real distances."""
+        al. 2020, open balls: real balls holding each fake / k, ~1 when the distributions
+        match; share of real balls holding at least one fake), from one pass over the
+        fake-real distances."""
         fake = _features(fake_features, "fake_features")
         fake_radii = knn_radii(fake, self.k_pr)
-        in_real = np.zeros(len(fake), bool)
+        real = tf.constant(self.features)
+        args = (real, tf.reduce_sum(real * real, axis=1), tf.constant(self.radii_pr),
+                tf.constant(self.radii_dc))
+        in_real = []
         in_fake = np.zeros(len(self.features), bool)
         covered = np.zeros(len(self.features), bool)
         density = 0
-        for start, d in _sq_dists(fake, self.features):
-            in_real[start:start + len(d)] = (d <= self.radii_pr[None, :]).any(axis=1)
-            in_fake |= (d <= fake_radii[start:start + len(d), None]).any(axis=0)
-            in_dc = d < self.radii_dc[None, :]  # open balls, as Naeem et al.'s code
-            density += int(in_dc.sum())
-            covered |= in_dc.any(axis=0)
+        rows = _rows_per_block(len(self.features))
+        for i in range(0, len(fake), rows):
+            block_in_real, block_in_fake, block_density, block_covered = _ball_counts(
+                tf.constant(fake[i:i + rows]), tf.constant(fake_radii[i:i + rows]), *args)
+            in_real.append(block_in_real.numpy())
+            in_fake |= block_in_fake.numpy()
+            density += int(block_density)
+            covered |= block_covered.numpy()
+        in_real = np.concatenate(in_real)
         return dict(precision=float(in_real.mean()), recall=float(in_fake.mean()),
                     density=float(density / (self.k_dc * len(fake))),
                     coverage=float(covered.mean()))

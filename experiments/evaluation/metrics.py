@@ -12,6 +12,14 @@ import tensorflow as tf
 
 from common import tfgan_bridge
 
+# TF-GAN's metric functions run op by op in eager mode; traced (same ops, same float64) they
+# run about 5x faster (KID: 1.0 s -> 0.19 s at 5k x 10k x 128). A sweep's sample counts are
+# fixed, so KID is traced once (it needs static shapes); per-class FIDs see a new sample count
+# per class, so FID is traced with unknown sample counts after a few (reduce_retracing).
+_frechet = tf.function(tfgan_bridge.eval.frechet_classifier_distance_from_activations,
+                       reduce_retracing=True)
+_kernel = tf.function(tfgan_bridge.eval.kernel_classifier_distance_and_std_from_activations)
+
 
 def _matrix(x, name: str) -> tf.Tensor:
     x = np.asarray(x, dtype=np.float64)
@@ -47,7 +55,7 @@ def frechet_distance(features_a, features_b) -> float:
     _check_same_dim(a, b)
     if a.shape[0] < 2 or b.shape[0] < 2:
         raise ValueError("FID needs at least 2 samples per set")
-    return float(tfgan_bridge.eval.frechet_classifier_distance_from_activations(a, b))
+    return float(_frechet(a, b))
 
 
 def kernel_distance(features_a, features_b, subsets: int = 10,
@@ -70,8 +78,7 @@ def kernel_distance(features_a, features_b, subsets: int = 10,
         rng = np.random.default_rng(seed)
         a = tf.gather(a, rng.permutation(int(a.shape[0])))
         b = tf.gather(b, rng.permutation(int(b.shape[0])))
-    mean, stderr = tfgan_bridge.eval.kernel_classifier_distance_and_std_from_activations(
-        a, b, max_block_size=block)
+    mean, stderr = _kernel(a, b, max_block_size=block)
     return float(mean), float(stderr)
 
 
