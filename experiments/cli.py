@@ -158,6 +158,8 @@ def cmd_sweep(args):
     if args.dry_run:
         for name, cfg in spec.points():
             print(name, cfg.train.steps, cfg.train.g_lr)
+        if args.calibrate:
+            _print_estimate(spec, out, _replicator(base.train.replicator))
         return 0
     from experiments.running import sweep_dir
     if not args.start_over:
@@ -171,6 +173,24 @@ def cmd_sweep(args):
     run_sweep(spec, out, replicator, Evaluator(base))
     write_report(out)
     return 0
+
+
+def _print_estimate(spec, out: str, replicator) -> None:
+    """The dry run's time estimate on this machine (experiments.running.calibration)."""
+    from common.progress import format_duration
+    from experiments.evaluation.evaluator import Evaluator
+    from experiments.running.calibration import estimate_sweep
+    est = estimate_sweep(spec, out, replicator, Evaluator)
+    for s in est.steps:
+        print(f"calibration: batch {s.batch}: {s.step_s:.3f} s/step "
+              f"({s.step_flops / s.step_s / 1e9:.0f} GFLOP/s), set-up {s.setup_s:.1f} s")
+    print(f"calibration: one evaluation {est.eval_s:.1f} s, once per sweep "
+          f"{est.eval_setup_s:.1f} s (classifier, reference statistics, tracing)")
+    for name, seconds in est.points:
+        print(f"estimate: {name} " + ("finished earlier" if seconds is None
+                                      else format_duration(seconds)))
+    print(f"estimated time on this machine: {format_duration(est.total_s)} "
+          f"({sum(s is None for _, s in est.points)} of {len(est.points)} points finished)")
 
 
 def cmd_train(args):
@@ -331,7 +351,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", default="equal_steps", choices=config_lib.BUDGET_MODES,
                    help="equal generator steps per point (default) or equal images seen")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
-    p.add_argument("--dry-run", action="store_true", help="print the points and exit")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the points and the estimated time on this machine (from a few "
+                   "calibration steps at the smallest and largest batch and one evaluation), "
+                   "then exit; writes nothing")
+    p.add_argument("--no-calibration", dest="calibrate", action="store_false",
+                   help="with --dry-run: only list the points (no TensorFlow, instant)")
     p.add_argument("--start-over", action="store_true",
                    help="delete --out's points/, report/ and sweep.json first and start "
                         "again (without it, an --out holding a sweep with other settings is "

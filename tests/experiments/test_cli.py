@@ -20,8 +20,8 @@ def test_sweep_help_documents_every_option(capsys):
 
 
 def test_dry_run_lists_points_with_scaled_learning_rates(capsys):
-    assert main(["sweep", "--dry-run", "--batch-sizes", "16,64,256", "--lr-scaling",
-                 "linear", "--steps", "10"]) == 0
+    assert main(["sweep", "--dry-run", "--no-calibration", "--batch-sizes", "16,64,256",
+                 "--lr-scaling", "linear", "--steps", "10"]) == 0
     lines = capsys.readouterr().out.splitlines()
     points = {l.split()[0]: l.split()[1:] for l in lines if l.startswith("bs")}
     assert set(points) == {"bs0016_seed0", "bs0064_seed0", "bs0256_seed0"}
