@@ -7,5 +7,6 @@
 # skips finished points and resumes the others from their last checkpoint.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-exec scripts/sweep_batch_sizes.sh --steps 1000 --seeds 0,1,2 --set eval.every=200 \
-    --set train.lr_decay_start=500 --out results/fashion_mnist "$@"
+exec scripts/sweep_batch_sizes.sh --batch-sizes 8,16,32,64,128,256,512 --steps 1000 \
+    --seeds 0,1,2 --set eval.every=200 --set train.lr_decay_start=500 \
+    --out results/fashion_mnist "$@"

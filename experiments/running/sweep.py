@@ -19,7 +19,10 @@ from experiments.running import cost_model, sweep_dir
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BATCH_SIZES = (8, 16, 32, 64, 128, 256, 512)
+# The quick default: the paper's comparison (64 vs 512) and five batch sizes, enough for the
+# trend test to reach p < 0.05. 128 and 256 are left out because they cost 37% of the full
+# range's compute: the default then fits 30 min on a 2-core CPU with a ~125 GFLOP/s peak.
+DEFAULT_BATCH_SIZES = (8, 16, 32, 64, 512)
 
 
 
