@@ -170,7 +170,7 @@ def cmd_sweep(args):
     from experiments.evaluation.evaluator import Evaluator
     from experiments.reporting.report import write_report
     from experiments.running.sweep import run_sweep
-    run_sweep(spec, out, replicator, Evaluator(base))
+    run_sweep(spec, out, replicator, Evaluator(base), calibrate=args.calibrate)
     write_report(out)
     return 0
 
@@ -356,7 +356,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "calibration steps at the smallest and largest batch and one evaluation), "
                    "then exit; writes nothing")
     p.add_argument("--no-calibration", dest="calibrate", action="store_false",
-                   help="with --dry-run: only list the points (no TensorFlow, instant)")
+                   help="with --dry-run: only list the points (no TensorFlow, instant); "
+                   "for a sweep: skip the calibration its ETA starts from (a few steps at "
+                   "the smallest and largest batch and one evaluation; the ETA then comes "
+                   "from the finished points alone)")
     p.add_argument("--start-over", action="store_true",
                    help="delete --out's points/, report/ and sweep.json first and start "
                         "again (without it, an --out holding a sweep with other settings is "

@@ -16,7 +16,15 @@ fewer: c comes straight from the points' measured evaluation seconds when they a
 (`eval_seconds`, as metrics.json's `eval_wall_time_s`), and a is taken as 0 until two finished
 points differ in work per step; so after ONE point the training time is scaled by FLOPs (or
 images), which is exact when the cost is FLOP-proportional. `calibrate(...)` builds the same
-model from a few timed steps at two batch sizes and one timed evaluation (for a dry run).
+model from a few timed steps at two batch sizes and one timed evaluation (a dry run, and the
+start of a sweep).
+
+One point cannot tell a per-step overhead from a per-FLOP cost, and on a small-channel model
+the overhead is large (fashion_mnist at batch 8 runs at 0.3 of the peak, at 512 at 0.45): a
+FLOP-only fit on the first, smallest point over-predicted a sweep 2.5x. `fit(points, prior)`
+therefore keeps a calibrated model's SHAPE (a : b, and its per-point set-up) and fits only
+its scale to the finished points' training time, which corrects what calibration misses
+(input pipeline, checkpoints, summaries, a machine slower than during calibration).
 
 Pure Python + numpy (no TensorFlow): the caller supplies FLOPs (`sngan.flops`).
 """
@@ -125,10 +133,37 @@ def _independent(columns: list[np.ndarray]) -> bool:
     return np.linalg.matrix_rank(a, tol=1e-9) == a.shape[1]
 
 
-def fit(points: Iterable[PointCost]) -> CostModel | None:
-    """The cost model of the finished points; None before any point has finished."""
+def _measured_eval_seconds(done: list[PointCost]) -> float | None:
+    """Seconds per evaluation by the finished points' own clock; None if not recorded."""
+    timed = [p for p in done if p.eval_seconds is not None]
+    if timed and sum(p.evaluations for p in timed) > 0:
+        return sum(p.eval_seconds for p in timed) / sum(p.evaluations for p in timed)
+    return None
+
+
+def _scaled(prior: CostModel, done: list[PointCost]) -> CostModel:
+    """`prior`'s shape with its training part scaled to the finished points' training time."""
+    per_eval = _measured_eval_seconds(done)
+    per_eval = prior.per_eval if per_eval is None else per_eval
+    train = sum(max(0.0, p.seconds - (p.eval_seconds if p.eval_seconds is not None
+                                      else per_eval * p.evaluations) - prior.per_point)
+                for p in done)
+    shape = sum(prior.per_step * p.steps + prior.per_work * p.work(prior.unit) for p in done)
+    scale = train / shape if shape > 0 else 1.0
+    return CostModel(prior.per_step * scale, prior.per_work * scale, per_eval, prior.unit,
+                     per_point=prior.per_point, fitted_on=len(done))
+
+
+def fit(points: Iterable[PointCost], prior: CostModel | None = None) -> CostModel | None:
+    """The cost model of the finished points; None before any point has finished.
+
+    With a `prior` (a calibrated model, `calibrate`), it is returned as is before any point
+    has finished, and afterwards only its scale is fitted (see the module docstring).
+    """
     points = list(points)
     done = [p for p in points if p.finished and p.seconds > 0]
+    if prior is not None:
+        return _scaled(prior, done) if done else prior
     if not done:
         return None
     unit = _unit(points)
@@ -137,11 +172,9 @@ def fit(points: Iterable[PointCost]) -> CostModel | None:
     evals = np.array([p.evaluations for p in done], float)
     seconds = np.array([p.seconds for p in done], float)
 
-    timed = [p for p in done if p.eval_seconds is not None]
-    if timed and sum(p.evaluations for p in timed) > 0:
+    per_eval = _measured_eval_seconds(done)
+    if per_eval is not None:
         # c from the evaluations' own clock; fit the training time alone.
-        per_eval = (sum(p.eval_seconds for p in timed)
-                    / sum(p.evaluations for p in timed))
         target = np.maximum(0.0, np.array([
             p.seconds - (p.eval_seconds if p.eval_seconds is not None
                          else per_eval * p.evaluations) for p in done]))
@@ -161,12 +194,12 @@ def fit(points: Iterable[PointCost]) -> CostModel | None:
     return CostModel(0.0, float(seconds.sum() / work.sum()), 0.0, unit, fitted_on=len(done))
 
 
-def predict_remaining(points: Iterable[PointCost], model: CostModel | None = None
-                      ) -> float | None:
-    """Seconds the unfinished points will take (by `model`, else fitted on the finished ones);
-    None when there is nothing to go on yet."""
+def predict_remaining(points: Iterable[PointCost], model: CostModel | None = None,
+                      prior: CostModel | None = None) -> float | None:
+    """Seconds the unfinished points will take (by `model`, else fitted on the finished ones,
+    with `prior` if given); None when there is nothing to go on yet."""
     points = list(points)
-    model = model or fit(points)
+    model = model or fit(points, prior)
     if model is None:
         return None
     return float(sum(model.predict(p) for p in points if not p.finished))

@@ -142,3 +142,51 @@ def test_imports_no_tensorflow():
     code = ("import sys, experiments.running.cost_model; "
             "sys.exit('tensorflow' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def _truth_with_overhead():
+    """A small-channel model's timings: 25 ms per step of overhead (batch 8 runs at ~0.3 of
+    the rate of batch 512), 12 s of set-up per point, 4 s per evaluation."""
+    a, b, c, setup = 0.025, 1.0 / 190e9, 4.0, 12.0
+    points = []
+    for p in sweep_points(steps=200, every=40):
+        train = a * p.steps + b * p.work("flop") + setup
+        ev = c * p.evaluations
+        points.append(cm.PointCost(**{**p.__dict__, "seconds": train + ev, "eval_seconds": ev}))
+    return points, (a, b, c, setup)
+
+
+def test_a_calibrated_prior_fixes_the_eta_after_a_small_first_point():
+    points, (a, b, c, setup) = _truth_with_overhead()
+    done, rest = points[0], points[1:]  # batch 8 first, as the sweep runs them
+    pending = [cm.PointCost(**{**p.__dict__, "seconds": None, "eval_seconds": None})
+               for p in rest]
+    truth = sum(p.seconds for p in rest)
+    # without a prior one point must scale by FLOPs alone: far too high
+    assert cm.predict_remaining([done] + pending) > 1.5 * truth
+    # a calibration that measured the right shape on a machine running 30% faster than now
+    prior = cm.calibrate({8: (a + b * done.step_flops) / 1.3,
+                          512: (a + b * rest[-1].step_flops) / 1.3},
+                         {8: done.step_flops, 512: rest[-1].step_flops},
+                         eval_seconds=c / 1.3, setup_seconds=setup)
+    assert cm.fit(pending, prior) is prior  # before any point: the calibration as is
+    assert cm.predict_remaining(pending, prior=prior) == pytest.approx(truth / 1.3, rel=0.1)
+    model = cm.fit([done] + pending, prior)
+    assert model.fitted_on == 1 and model.per_point == setup
+    assert model.per_eval == pytest.approx(c)  # measured, not the calibration's
+    assert model.per_step / model.per_work == pytest.approx(a / b)  # the prior's shape
+    assert model.per_work == pytest.approx(b)  # its scale, fitted on the finished point
+    assert cm.predict_remaining([done] + pending, prior=prior) == pytest.approx(truth)
+
+
+def test_the_prior_scale_uses_every_finished_point_and_its_eval_time_when_unrecorded():
+    points, (a, b, c, setup) = _truth_with_overhead()
+    prior = cm.CostModel(a, b, per_eval=3.0, per_point=setup)
+    done = [cm.PointCost(**{**p.__dict__, "seconds": p.seconds * (1.2 if i else 1.0),
+                            "eval_seconds": None}) for i, p in enumerate(points[:2])]
+    model = cm.fit(done + [cm.PointCost(**{**points[2].__dict__, "seconds": None})], prior)
+    assert model.fitted_on == 2 and model.per_eval == 3.0  # no eval clock: the prior's
+    train = [p.seconds - 3.0 * p.evaluations - setup for p in done]
+    shape = [a * p.steps + b * p.work("flop") for p in done]
+    assert model.per_work == pytest.approx(b * sum(train) / sum(shape))
+    assert model.per_step == pytest.approx(a * sum(train) / sum(shape))
