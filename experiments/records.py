@@ -107,6 +107,9 @@ class Protocol(_Record):
     metric_implementation: str
     reference_selection: str = "first n_real examples of the split in stored order"
     kid_std: str = "standard error of TF-GAN's block estimator"
+    # precision/recall/density/coverage k-NN distances; records written before this field
+    # existed computed them in float64 (uncentred)
+    knn_dtype: str = "float64"
     standing_batches: int | None = None
     replicas: int | None = None
     step: int | None = None

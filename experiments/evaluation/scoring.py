@@ -104,6 +104,7 @@ def protocol_record(eval_cfg, classifier, n_fake: int, n_real: int, **facts) -> 
         seed=eval_cfg.seed,
         eval_batch_size=eval_cfg.batch_size,
         metric_implementation=f"tensorflow-gan {_version('tensorflow-gan')} (float64)",
+        knn_dtype=f"{np.dtype(conditional.DISTANCE_DTYPE).name}, centred on the real mean",
         **facts,
     )
 

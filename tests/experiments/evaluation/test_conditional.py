@@ -66,6 +66,22 @@ def test_precision_recall_density_coverage_match_brute_force():
     assert got == pytest.approx(ref, abs=1e-12)
 
 
+def test_float32_distances_differ_from_float64_by_a_pair_at_most_even_far_from_the_origin():
+    """What DISTANCE_DTYPE costs, on clustered 128-d features offset far from 0 (the case
+    that makes a^2 + b^2 - 2ab lose digits without centring): counted pair by pair."""
+    rng = np.random.default_rng(5)
+    centres = rng.normal(size=(10, 128)) * 3 + 40.0
+    real = centres[rng.integers(10, size=3000)] + rng.normal(size=(3000, 128))
+    fake = centres[rng.integers(10, size=1500)] + 1.1 * rng.normal(size=(1500, 128))
+    precision, recall, density, coverage = _brute_force_prdc(real, fake, 3, 5)  # float64
+    got = conditional.RealManifold(real, 3, 5).fidelity_diversity(fake)
+    assert abs(got["precision"] - precision) * len(fake) <= 1
+    assert abs(got["recall"] - recall) * len(real) <= 1
+    assert abs(got["density"] - density) * 5 * len(fake) <= 2
+    assert abs(got["coverage"] - coverage) * len(real) <= 1
+    assert 0.05 < precision < 0.95 and 0.05 < coverage < 0.95  # not a trivial case
+
+
 def test_known_answers():
     rng = np.random.default_rng(2)
     real = rng.normal(size=(400, 2))
