@@ -132,7 +132,12 @@ def calibrated_prior(spec: SweepSpec, out_dir: str, replicator, evaluator
     if len(left) < 2:
         return None
     t = time.perf_counter()
-    est = calibration.estimate_sweep(spec, out_dir, replicator, lambda cfg: evaluator)
+    try:
+        est = calibration.estimate_sweep(spec, out_dir, replicator, lambda cfg: evaluator)
+    except Exception as e:  # noqa: BLE001 -- an ETA is no reason to stop a sweep
+        log.warning(f"calibration failed ({type(e).__name__}: {e}); the ETA will come from "
+                    "the finished points alone")
+        return None
     steps = ", ".join(f"batch {s.batch} {s.step_s:.3f} s/step" for s in est.steps)
     log.info(f"calibrated in {time.perf_counter() - t:.0f} s ({steps}; one evaluation "
              f"{est.eval_s:.1f} s): its points should take "

@@ -55,6 +55,33 @@ def test_calibration_needs_no_timing_of_finished_points(monkeypatch, tmp_path):
     assert est.points == (("bs0008_seed0", None),) and est.total_s == 0.0
 
 
+def test_the_sweep_calibrates_only_when_two_batch_sizes_are_left_and_survives_a_failure(
+        monkeypatch, tmp_path, caplog):
+    from experiments.running import sweep
+    model = object()
+    calls = []
+
+    def fake_estimate(spec, out_dir, replicator, evaluator_factory):
+        calls.append(evaluator_factory(spec.base))  # the sweep's own evaluator, reused
+        return calibration.SweepEstimate(model, (), 0.0, 1.0, (("p", 5.0),))
+
+    monkeypatch.setattr(calibration, "estimate_sweep", fake_estimate)
+    base = c.preset("fashion_mnist", {"train.steps": 10})
+    two = SweepSpec(base, batch_sizes=(8, 64))
+    assert sweep.calibrated_prior(two, str(tmp_path), None, "evaluator") is model
+    assert calls == ["evaluator"]
+    one = SweepSpec(base, batch_sizes=(8,), seeds=(0, 1))  # nothing to separate
+    assert sweep.calibrated_prior(one, str(tmp_path), None, "evaluator") is None
+    assert len(calls) == 1
+
+    def broken(*args):
+        raise MemoryError("batch 512 does not fit")
+
+    monkeypatch.setattr(calibration, "estimate_sweep", broken)
+    assert sweep.calibrated_prior(two, str(tmp_path), None, "evaluator") is None
+    assert "calibration failed (MemoryError: batch 512 does not fit)" in caplog.text
+
+
 def _tree(path):
     return sorted((os.path.relpath(os.path.join(d, f), path), os.path.getsize(os.path.join(d, f)))
                   for d, _, files in os.walk(path) for f in files)
