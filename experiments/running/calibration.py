@@ -41,9 +41,14 @@ class SweepEstimate:
     points: tuple[tuple[str, float | None], ...]  # (name, seconds); None: finished earlier
 
     @property
+    def points_s(self) -> float:
+        """The unfinished points alone (a sweep that calibrated has paid the set-up)."""
+        return sum(s for _, s in self.points if s is not None)
+
+    @property
     def total_s(self) -> float:
-        left = [s for _, s in self.points if s is not None]
-        return (self.eval_setup_s if left else 0.0) + sum(left)
+        left = any(s is not None for _, s in self.points)
+        return (self.eval_setup_s if left else 0.0) + self.points_s
 
 
 def time_training(cfg: RunConfig, replicator, steps: int = CALIBRATION_STEPS) -> StepTiming:

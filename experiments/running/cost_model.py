@@ -141,13 +141,17 @@ def _measured_eval_seconds(done: list[PointCost]) -> float | None:
     return None
 
 
+def _training_seconds(p: PointCost, per_eval: float) -> float:
+    """A finished point's time without its evaluations (their own clock, else `per_eval`)."""
+    return p.seconds - (p.eval_seconds if p.eval_seconds is not None
+                        else per_eval * p.evaluations)
+
+
 def _scaled(prior: CostModel, done: list[PointCost]) -> CostModel:
     """`prior`'s shape with its training part scaled to the finished points' training time."""
     per_eval = _measured_eval_seconds(done)
     per_eval = prior.per_eval if per_eval is None else per_eval
-    train = sum(max(0.0, p.seconds - (p.eval_seconds if p.eval_seconds is not None
-                                      else per_eval * p.evaluations) - prior.per_point)
-                for p in done)
+    train = sum(max(0.0, _training_seconds(p, per_eval) - prior.per_point) for p in done)
     shape = sum(prior.per_step * p.steps + prior.per_work * p.work(prior.unit) for p in done)
     scale = train / shape if shape > 0 else 1.0
     return CostModel(prior.per_step * scale, prior.per_work * scale, per_eval, prior.unit,
@@ -175,9 +179,7 @@ def fit(points: Iterable[PointCost], prior: CostModel | None = None) -> CostMode
     per_eval = _measured_eval_seconds(done)
     if per_eval is not None:
         # c from the evaluations' own clock; fit the training time alone.
-        target = np.maximum(0.0, np.array([
-            p.seconds - (p.eval_seconds if p.eval_seconds is not None
-                         else per_eval * p.evaluations) for p in done]))
+        target = np.maximum(0.0, np.array([_training_seconds(p, per_eval) for p in done]))
         if _independent([steps, work]):
             a, b = _solve([steps, work], target)
         else:
