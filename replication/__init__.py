@@ -8,6 +8,7 @@ processes, does not import TensorFlow.
 from common.lazy_exports import lazy_exports
 
 _EXPORTS = {
+    "batch_norm": ["cross_replica_batch_norm"],
     "collectives": ["all_gather", "all_reduce", "average_loss", "cross_replica_moments",
                     "num_replicas_in_sync", "replica_id", "scale_regularization_loss"],
     "devices": ["configure_logical_cpus", "configured_logical_cpus"],

@@ -26,6 +26,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+import replication
+
 _EPS = 1e-12  # SN-GAN's _l2normalize epsilon
 
 
@@ -152,12 +154,15 @@ class SNEmbedding(_SpectralNormLayer):
 class ConditionalBatchNorm(keras.layers.Layer):
     """Batch norm without its own centre/scale, then a per-class gain (init 1) and bias (0).
 
-    `cross_replica=True` normalises with statistics of the GLOBAL batch (Keras's synchronised
-    BN all-reduces sum, sum of squares and count through tf.distribute); False uses each
-    replica's own batch (the per-device BN of the original SN-GAN code, kept as an
-    ablation). With `num_classes == 0` the gain and bias are plain learned vectors.
-    The inner Keras BN is `self.bn`, so a sampler can reset and re-accumulate its moving
-    statistics ("standing statistics").
+    `cross_replica=True` normalises with statistics of the GLOBAL batch (one all-reduce of
+    sum, sum of squares and count, as Keras's synchronised BN); False uses each replica's own
+    batch (the per-device BN of the original SN-GAN code, kept as an ablation). With
+    `num_classes == 0` the gain and bias are plain learned vectors.
+    Training uses `replication.cross_replica_batch_norm` (the normalisation and the gain/bias
+    in one pass, with a closed-form gradient: the step's largest cost after its convolutions
+    otherwise). The inner Keras BN `self.bn` holds the moving statistics, updated as Keras
+    updates them, so a sampler can reset and re-accumulate them ("standing statistics") and
+    checkpoints keep their names.
     """
 
     def __init__(self, num_classes: int, cross_replica: bool = True, momentum: float = 0.99,
@@ -177,15 +182,25 @@ class ConditionalBatchNorm(keras.layers.Layer):
         self.bn.build(input_shape)
 
     def call(self, inputs, labels=None, training=False):
-        h = self.bn(inputs, training=training)
         gain, bias = tf.convert_to_tensor(self.gain), tf.convert_to_tensor(self.bias)
         if self.num_classes:
             if labels is None:
                 raise ValueError(f"{self.name}: a class-conditional BN needs labels")
-            broadcast = [-1] + [1] * (len(inputs.shape) - 2) + [inputs.shape[-1]]
-            gain = tf.reshape(_dense_gather(gain, labels), broadcast)
-            bias = tf.reshape(_dense_gather(bias, labels), broadcast)
-        return h * gain + bias
+            gain, bias = _dense_gather(gain, labels), _dense_gather(bias, labels)
+        else:
+            gain, bias = gain[tf.newaxis], bias[tf.newaxis]
+        bn = self.bn
+        if training and bn.trainable:  # as Keras: a frozen BN normalises with moving stats
+            out, mean, variance = replication.cross_replica_batch_norm(
+                inputs, gain, bias, bn.epsilon, cross_replica=self.cross_replica)
+            bn.moving_mean.assign(bn.moving_mean * bn.momentum + mean * (1.0 - bn.momentum))
+            bn.moving_variance.assign(
+                bn.moving_variance * bn.momentum + variance * (1.0 - bn.momentum))
+            return out
+        scale = gain * tf.math.rsqrt(tf.convert_to_tensor(bn.moving_variance) + bn.epsilon)
+        shift = bias - tf.convert_to_tensor(bn.moving_mean) * scale
+        broadcast = [-1] + [1] * (len(inputs.shape) - 2) + [inputs.shape[-1]]
+        return inputs * tf.reshape(scale, broadcast) + tf.reshape(shift, broadcast)
 
     def compute_output_shape(self, input_shape):
         return input_shape

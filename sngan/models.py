@@ -59,9 +59,23 @@ def _conv_init():
     return keras.initializers.VarianceScaling(2.0, mode="fan_avg", distribution="uniform")
 
 
+def _sum_2x2_blocks(dy):
+    return tf.nn.avg_pool2d(dy, 2, 2, "VALID") * 4.0
+
+
+@tf.custom_gradient
 def _upsample(x):
-    """Nearest-neighbour x2 (chainer unpooling_2d)."""
-    return tf.repeat(tf.repeat(x, 2, axis=1), 2, axis=2)
+    """Nearest-neighbour x2 (chainer unpooling_2d).
+
+    Its gradient (each 2x2 block's sum) is a pooling; autodiff through the same up-sampling
+    written with tf.repeat gave Tile and reduce_sum passes that cost about 5% of a
+    fashion_mnist step on CPU.
+    """
+    height, width = (x.shape[i] if x.shape[i] is not None else tf.shape(x)[i] for i in (1, 2))
+    size = [2 * height, 2 * width]
+    up = tf.raw_ops.ResizeNearestNeighbor(images=x, size=size, align_corners=False,
+                                          half_pixel_centers=False)
+    return up, _sum_2x2_blocks
 
 
 def _downsample(x):

@@ -199,3 +199,15 @@ def test_generator_on_4_replicas_equals_one_device_with_cross_replica_bn(strateg
     for bn_one, bn_four in zip(one.bn_layers, g.bn_layers):
         for replica_mean in bn_four.moving_mean.value.values:
             np.testing.assert_allclose(replica_mean, bn_one.moving_mean.numpy(), atol=1e-6)
+
+
+def test_upsample_is_nearest_neighbour_and_its_gradient_sums_each_2x2_block():
+    x = tf.constant(np.random.default_rng(3).normal(size=(2, 3, 4, 5)), tf.float32)
+    dy = tf.constant(np.random.default_rng(4).normal(size=(2, 6, 8, 5)), tf.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        up = models._upsample(x)
+    np.testing.assert_array_equal(up, np.repeat(np.repeat(x.numpy(), 2, 1), 2, 2))
+    blocks = dy.numpy().reshape(2, 3, 2, 4, 2, 5).sum(axis=(2, 4))
+    np.testing.assert_allclose(tape.gradient(up, x, output_gradients=dy), blocks, rtol=1e-6,
+                               atol=1e-6)

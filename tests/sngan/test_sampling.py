@@ -58,7 +58,8 @@ def test_standing_statistics_average_the_batch_statistics(sampler):
     stats = sampler.standing_statistics(seed=4, batches=3, batch_size=8)
     # by hand: the BN input moments of each fresh batch, averaged, for the first BN layer
     g = sampler.generator
-    first_bn = g.bn_layers[0]
+    first_bn = g.blocks[0].bn1  # the conditional BN that owns g.bn_layers[0]
+    assert first_bn.bn is g.bn_layers[0]
     saved = sampler.bn_state()  # the training-mode passes below move the moving statistics
     means = []
     for i in range(3):
