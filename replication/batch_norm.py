@@ -56,7 +56,7 @@ def cross_replica_batch_norm(x, scale, offset, epsilon: float, cross_replica: bo
 
     @tf.custom_gradient
     def normalise(x, scale, offset):
-        count = tf.cast(tf.size(x) // x.shape[-1], x.dtype)
+        count = tf.cast(tf.size(x, out_type=tf.int64) // x.shape[-1], x.dtype)
         total, total_sq, count = _sum_over_replicas(
             [tf.reduce_sum(_example_sums(x), 0),
              tf.reduce_sum(_example_sums(tf.square(x)), 0), count], cross_replica)
