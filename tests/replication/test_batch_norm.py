@@ -17,26 +17,34 @@ OFFSET = RNG.normal(size=(REPLICAS * ROWS, 5))
 COEF = RNG.normal(size=GLOBAL.shape)  # d loss / d output
 
 
-def _autodiff_reference(x, scale, offset):
-    """Textbook batch norm (tf.nn.moments), differentiated by TensorFlow."""
+def _textbook(x, scale, offset, cross_replica=True):
+    """Batch norm from tf.nn.moments, for TensorFlow's autodiff to differentiate."""
+    mean, var = tf.nn.moments(x, list(range(x.shape.rank - 1)))
+    rows = [-1] + [1] * (x.shape.rank - 2) + [x.shape[-1]]
+    y = (x - mean) / tf.sqrt(var + EPS) * tf.reshape(scale, rows) + tf.reshape(offset, rows)
+    return y, mean, var
+
+
+def _ours_forward(x, scale, offset, cross_replica=True):
+    return replication.cross_replica_batch_norm(x, scale, offset, EPS, cross_replica)
+
+
+def _outputs_and_gradients(batch_norm, x, scale, offset, cross_replica=True):
+    """[y, mean, var, d loss/dx, d loss/d scale, d loss/d offset] for loss = sum(y * COEF)."""
     x, scale, offset = (tf.constant(a) for a in (x, scale, offset))
     with tf.GradientTape() as tape:
         tape.watch([x, scale, offset])
-        mean, var = tf.nn.moments(x, list(range(x.shape.rank - 1)))
-        rows = [-1] + [1] * (x.shape.rank - 2) + [x.shape[-1]]
-        y = (x - mean) / tf.sqrt(var + EPS) * tf.reshape(scale, rows) + tf.reshape(offset, rows)
+        y, mean, var = batch_norm(x, scale, offset, cross_replica)
         loss = tf.reduce_sum(y * COEF.reshape(-1)[:tf.size(y)].reshape(y.shape))
     return [y, mean, var] + tape.gradient(loss, [x, scale, offset])
+
+
+def _autodiff_reference(x, scale, offset):
+    return _outputs_and_gradients(_textbook, x, scale, offset)
 
 
 def _ours(x, scale, offset, cross_replica=True):
-    x, scale, offset = (tf.constant(a) for a in (x, scale, offset))
-    with tf.GradientTape() as tape:
-        tape.watch([x, scale, offset])
-        y, mean, var = replication.cross_replica_batch_norm(x, scale, offset, EPS,
-                                                            cross_replica)
-        loss = tf.reduce_sum(y * COEF.reshape(-1)[:tf.size(y)].reshape(y.shape))
-    return [y, mean, var] + tape.gradient(loss, [x, scale, offset])
+    return _outputs_and_gradients(_ours_forward, x, scale, offset, cross_replica)
 
 
 @pytest.mark.parametrize("case", ["per_example_rows", "one_row", "rank2"])
