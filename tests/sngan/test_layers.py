@@ -1,10 +1,12 @@
-"""Spectral norm and conditional BN against numpy, finite differences and one device."""
+"""Spectral norm, conditional BN and the image conv against numpy, SVD, finite differences
+and one device."""
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from sngan.layers import ConditionalBatchNorm, SNConv2D, SNDense, SNEmbedding
+from sngan import layers as layers_lib
+from sngan.layers import ConditionalBatchNorm, ImageConv2D, SNConv2D, SNDense, SNEmbedding
 
 
 @pytest.fixture(autouse=True)
@@ -313,3 +315,62 @@ def test_cross_replica_bn_on_4_replicas_equals_one_device_on_global_batch(strate
     np.testing.assert_allclose(per_replica[0], expected, atol=1e-3)
     # Per-replica BN leaves each replica with its own moving statistics.
     assert np.abs(per_replica[4][0] - per_replica[4][3]).max() > 0.5
+
+
+# -- ImageConv2D: taps as channels vs a plain 3x3 convolution -----------------------------------
+def _numpy_conv3x3_same(x, w, b):
+    n, h, wd, _ = x.shape
+    padded = np.pad(x, [(0, 0), (1, 1), (1, 1), (0, 0)])
+    y = np.zeros((n, h, wd, w.shape[-1]))
+    for i in range(3):
+        for j in range(3):
+            y += np.einsum("nhwc,co->nhwo", padded[:, i:i + h, j:j + wd], w[i, j])
+    return y + b
+
+
+@pytest.mark.parametrize("channels_out", [1, 3])
+def test_image_conv_equals_3x3_convolution_and_its_gradients(channels_out):
+    """Output vs numpy; input, kernel and bias gradients vs Keras's own Conv2D (float64).
+
+    A non-square map and distinct channel counts catch swapped axes or taps."""
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.normal(size=(2, 5, 7, 4)))
+    upstream = tf.constant(rng.normal(size=(2, 5, 7, channels_out)))
+    taps = ImageConv2D(channels_out, taps_as_channels=True, dtype="float64")
+    plain = keras.layers.Conv2D(channels_out, 3, padding="same", dtype="float64")
+    taps.build(x.shape), plain.build(x.shape)
+    kernel = rng.normal(size=(3, 3, 4, channels_out))
+    for layer in (taps, plain):
+        layer.kernel.assign(kernel)
+        layer.bias.assign(np.arange(channels_out, dtype=np.float64))
+    assert taps.kernel.path.endswith("/kernel") and taps.kernel.shape == plain.kernel.shape
+
+    def forward_and_grads(layer):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = layer(x)
+            loss = tf.reduce_sum(y * upstream)
+        return [y] + tape.gradient(loss, [x, layer.kernel, layer.bias])
+
+    y_taps, *grads_taps = forward_and_grads(taps)
+    y_plain, *grads_plain = forward_and_grads(plain)
+    np.testing.assert_allclose(
+        y_taps, _numpy_conv3x3_same(x.numpy(), taps.kernel.numpy(), taps.bias.numpy()),
+        rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y_taps, y_plain, rtol=1e-12, atol=1e-12)
+    for got, want in zip(grads_taps, grads_plain):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_image_conv_uses_taps_on_cpu_and_keras_conv_with_an_accelerator(monkeypatch):
+    calls = []
+    real = layers_lib._sum_shifted_taps
+    monkeypatch.setattr(layers_lib, "_sum_shifted_taps", lambda t: calls.append(1) or real(t))
+    layer = ImageConv2D(1)
+    x = tf.ones([1, 4, 4, 2])
+    layer(x)
+    assert calls == [1]  # this machine has no GPU/TPU
+    monkeypatch.setattr(layers_lib, "_accelerator_visible", lambda: True)
+    layer(x)
+    assert calls == [1]
+    assert ImageConv2D.from_config(layer.get_config()).taps_as_channels is None
