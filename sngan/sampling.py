@@ -47,7 +47,7 @@ class Sampler:
                 return self.generator(z, y if self.num_classes else None, training=training)
 
             self._fns[kind] = tf.function(
-                lambda z, y: self.replicator.run(replica_fn, z, y))
+                lambda z, y: self.replicator.run(replica_fn, z, y), autograph=False)
         b = self.replicator.per_replica_batch(len(z))
         z_dist = self.replicator.distribute_values(lambda r: tf.constant(z[r * b:(r + 1) * b]))
         y_dist = self.replicator.distribute_values(

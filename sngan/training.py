@@ -156,11 +156,15 @@ class GANTrainer:
 
     def _build_step(self, jit: bool) -> None:
         """XLA compiles the per-replica work; the outer step reads the input iterator, which
-        XLA cannot compile. `jit_compile` is the mode that runs (recorded with results)."""
+        XLA cannot compile. `jit_compile` is the mode that runs (recorded with results).
+        No AutoGraph: every loop here runs over Python values, and converting the ~60
+        functions the step calls took 1.5 s of each run's 3.4 s trace (fashion_mnist, CPU)."""
         self.jit_compile = jit
-        self._d_update = tf.function(self._d_replica_step, jit_compile=jit or None)
-        self._g_update = tf.function(self._g_replica_step, jit_compile=jit or None)
-        self._train_step = tf.function(self._step)
+        self._d_update = tf.function(self._d_replica_step, jit_compile=jit or None,
+                                     autograph=False)
+        self._g_update = tf.function(self._g_replica_step, jit_compile=jit or None,
+                                     autograph=False)
+        self._train_step = tf.function(self._step, autograph=False)
 
     def _restore(self) -> int:
         restored = checkpoints.restore_newest(self.checkpoint, self.manager.directory,
