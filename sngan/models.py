@@ -140,9 +140,8 @@ class DBlock(keras.layers.Layer):
         h = self.conv1(tf.nn.relu(x), training=training)
         h = self.conv2(tf.nn.relu(h), training=training)
         skip = x if self.shortcut is None else self.shortcut(x, training=training)
-        if self.downsample:
-            h, skip = _downsample(h), _downsample(skip)
-        return h + skip
+        # pool(h) + pool(skip) in one pooling: the mean is linear
+        return _downsample(h + skip) if self.downsample else h + skip
 
 
 class Generator(keras.Model):
