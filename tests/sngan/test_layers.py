@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from numpy_reference import conv_same
 
 from sngan import layers as layers_lib
 from sngan.layers import ConditionalBatchNorm, ImageConv2D, SNConv2D, SNDense, SNEmbedding
@@ -318,16 +319,6 @@ def test_cross_replica_bn_on_4_replicas_equals_one_device_on_global_batch(strate
 
 
 # -- ImageConv2D: taps as channels vs a plain 3x3 convolution -----------------------------------
-def _numpy_conv3x3_same(x, w, b):
-    n, h, wd, _ = x.shape
-    padded = np.pad(x, [(0, 0), (1, 1), (1, 1), (0, 0)])
-    y = np.zeros((n, h, wd, w.shape[-1]))
-    for i in range(3):
-        for j in range(3):
-            y += np.einsum("nhwc,co->nhwo", padded[:, i:i + h, j:j + wd], w[i, j])
-    return y + b
-
-
 @pytest.mark.parametrize("channels_out", [1, 3])
 def test_image_conv_equals_3x3_convolution_and_its_gradients(channels_out):
     """Output vs numpy; input, kernel and bias gradients vs Keras's own Conv2D (float64).
@@ -355,7 +346,7 @@ def test_image_conv_equals_3x3_convolution_and_its_gradients(channels_out):
     y_taps, *grads_taps = forward_and_grads(taps)
     y_plain, *grads_plain = forward_and_grads(plain)
     np.testing.assert_allclose(
-        y_taps, _numpy_conv3x3_same(x.numpy(), taps.kernel.numpy(), taps.bias.numpy()),
+        y_taps, conv_same(x.numpy(), taps.kernel.numpy(), taps.bias.numpy()),
         rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(y_taps, y_plain, rtol=1e-12, atol=1e-12)
     for got, want in zip(grads_taps, grads_plain):

@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 from model_configs import PRESET_MODELS
 from model_configs import ModelCfg as ModelConfig
+from numpy_reference import avg_pool_2x2, conv_same
 
 from sngan import models
 from sngan.layers import SNConv2D, SNDense, SNEmbedding
@@ -211,3 +212,26 @@ def test_upsample_is_nearest_neighbour_and_its_gradient_sums_each_2x2_block():
     blocks = dy.numpy().reshape(2, 3, 2, 4, 2, 5).sum(axis=(2, 4))
     np.testing.assert_allclose(tape.gradient(up, x, output_gradients=dy), blocks, rtol=1e-6,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("optimized,in_ch,ch,down", [(True, 3, 6, True), (False, 4, 6, True),
+                                                     (False, 5, 5, False)])
+def test_discriminator_block_is_sngan_block_in_numpy(optimized, in_ch, ch, down):
+    """SN-GAN's DBlock / OptimizedDisBlock (sngan_projection, dis_models/resblocks.py), with
+    the pooling where the chainer code has it: after each branch's convolutions (the
+    optimised block's shortcut pools first)."""
+    block = models.DBlock(in_ch, ch, down, optimized=optimized, name="blk")
+    x = np.random.default_rng(5).normal(size=(2, 8, 6, in_ch)).astype(np.float32)
+    out = block(tf.constant(x)).numpy()  # builds; inference: stored u, nothing updated
+    w = {l: (l.normalized_kernel(False).numpy(), l.bias.numpy()) for l in block.sn_layers}
+    relu = lambda a: np.maximum(a, 0.0)  # noqa: E731
+    if optimized:
+        h = avg_pool_2x2(conv_same(relu(conv_same(x, *w[block.conv1])), *w[block.conv2]))
+        skip = conv_same(avg_pool_2x2(x), *w[block.shortcut])
+    else:
+        h = conv_same(relu(conv_same(relu(x), *w[block.conv1])), *w[block.conv2])
+        skip = x if block.shortcut is None else conv_same(x, *w[block.shortcut])
+        if down:
+            h, skip = avg_pool_2x2(h), avg_pool_2x2(skip)
+    assert (block.shortcut is None) == (not optimized and not down and in_ch == ch)
+    np.testing.assert_allclose(out, h + skip, rtol=1e-5, atol=1e-5)
