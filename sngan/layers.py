@@ -210,7 +210,8 @@ def _pad_spatial(x: tf.Tensor) -> tf.Tensor:
     return tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]])
 
 
-def _spatial_size(x: tf.Tensor):
+def spatial_size(x: tf.Tensor):
+    """[height, width] of an NHWC tensor: Python ints where static, else tensors."""
     return [x.shape[i] if x.shape[i] is not None else tf.shape(x)[i] for i in (1, 2)]
 
 
@@ -223,7 +224,7 @@ def _sum_shifted_taps(taps: tf.Tensor):
     block: one concat, where autodiff through the nine slices would pad nine full tensors
     and add them.
     """
-    height, width = _spatial_size(taps)
+    height, width = spatial_size(taps)
     c = taps.shape[-1] // 9
     padded = _pad_spatial(taps)
     y = tf.add_n([padded[:, i:i + height, j:j + width, (3 * i + j) * c:(3 * i + j + 1) * c]

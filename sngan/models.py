@@ -25,7 +25,14 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from sngan.layers import ConditionalBatchNorm, ImageConv2D, SNConv2D, SNDense, SNEmbedding
+from sngan.layers import (
+    ConditionalBatchNorm,
+    ImageConv2D,
+    SNConv2D,
+    SNDense,
+    SNEmbedding,
+    spatial_size,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +78,7 @@ def _upsample(x):
     written with tf.repeat gave Tile and reduce_sum passes that cost about 5% of a
     fashion_mnist step on CPU.
     """
-    height, width = (x.shape[i] if x.shape[i] is not None else tf.shape(x)[i] for i in (1, 2))
+    height, width = spatial_size(x)
     size = [2 * height, 2 * width]
     up = tf.raw_ops.ResizeNearestNeighbor(images=x, size=size, align_corners=False,
                                           half_pixel_centers=False)
