@@ -5,7 +5,10 @@ Run on demand (never in tests), on a quiet machine; one run prints Markdown tabl
   (a) the measured float32 peak: a large matmul, and a large 3x3 convolution like the
       cifar10 model's (forward alone, and forward + both backward passes as in training),
       plus a fashion_mnist-sized one (32 channels) for comparison;
-  (b) each preset's training-step FLOPs (`sngan.flops`, exact conv/dense count);
+  (b) each preset's training-step FLOPs (`sngan.flops`, exact conv/dense count), as the
+      architecture writes them (model FLOPs, which every "of peak" column uses unless it
+      says "executed") and as `sngan.models` runs them (G's up-sampling and D's pooling
+      folded into stride-2 convolutions: the same function in about 2/3 of the FLOPs);
   (c) achieved GFLOP/s of the trainer's compiled step and its fraction of the measured peaks,
       for fashion_mnist at global batch 8, 64, 512 (its n_dis 2) and cifar10 at 64, n_dis 1,
       G batch multiplier 1 (mimicry's cGAN-PD step: 1 D + 1 G update on 64);
@@ -202,7 +205,9 @@ def step_timing(preset: str, batch: int, overrides: dict, repeats: int, target_s
                                      **overrides})
     out = dict(preset=preset, batch=batch, n_dis=cfg.train.n_dis,
                g_mult=getattr(cfg.train, "g_batch_multiplier", 1),
-               flops=flops.train_config_step_flops(cfg.model, cfg.train))
+               flops=flops.train_config_step_flops(cfg.model, cfg.train),
+               executed_flops=flops.train_config_step_flops(cfg.model, cfg.train,
+                                                            executed=True))
     with tempfile.TemporaryDirectory() as d:
         trainer = make_trainer(cfg, d)
 
@@ -247,7 +252,7 @@ def step_convolutions(trainer, cfg):
         for op in fn.graph.get_operations():
             if op.name not in live:
                 continue
-            if op.type == "Conv2D":
+            if op.type == "Conv2D":  # x: the input of the convolution the op belongs to
                 x, w = op.inputs[0].shape, op.inputs[1].shape
             elif op.type == "Conv2DBackpropInput":
                 x, w = op.outputs[0].shape, op.inputs[1].shape
@@ -255,30 +260,33 @@ def step_convolutions(trainer, cfg):
                 x, w = op.inputs[0].shape, op.outputs[0].shape
             else:
                 continue
-            specs.append((op.type, x.as_list(), w.as_list(), op.get_attr("padding").decode()))
+            specs.append((op.type, x.as_list(), w.as_list(), op.get_attr("padding").decode(),
+                          op.get_attr("strides")[1]))
     cache, total = {}, 0
     variables = []
-    for kind, x, w, pad in specs:
-        shapes = (tuple(x), tuple(w))
+    for kind, x, w, pad, stride in specs:  # 'SAME' or 1x1 here: the output is x / stride
+        dy = [x[0], x[1] // stride, x[2] // stride, w[3]]
+        shapes = (tuple(x), tuple(w), stride)
         if shapes not in cache:  # one set of variables per shape (values do not matter)
             cache[shapes] = (tf.Variable(tf.random.normal(x)), tf.Variable(tf.random.normal(w)),
-                             tf.Variable(tf.random.normal(x[:3] + w[3:])))
-        variables.append((kind, pad) + cache[shapes])
-        total += 2 * x[0] * x[1] * x[2] * w[0] * w[1] * w[2] * w[3]
-    s1 = [1, 1, 1, 1]
+                             tf.Variable(tf.random.normal(dy)))
+        variables.append((kind, pad, [1, stride, stride, 1]) + cache[shapes])
+        total += 2 * dy[0] * dy[1] * dy[2] * w[0] * w[1] * w[2] * w[3]
 
     @tf.function
     def run():
         acc = tf.constant(0.0)
-        for kind, pad, x, w, dy in variables:  # every result feeds the output: none pruned
+        for kind, pad, strides, x, w, dy in variables:  # every result is used: none pruned
             if kind == "Conv2D":
-                r = tf.nn.conv2d(x, w, 1, pad)
+                r = tf.nn.conv2d(x, w, strides, pad)
             elif kind == "Conv2DBackpropInput":
                 r = tf.raw_ops.Conv2DBackpropInput(input_sizes=tf.shape(x), filter=w,
-                                                   out_backprop=dy, strides=s1, padding=pad)
+                                                   out_backprop=dy, strides=strides,
+                                                   padding=pad)
             else:
                 r = tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=tf.shape(w),
-                                                    out_backprop=dy, strides=s1, padding=pad)
+                                                    out_backprop=dy, strides=strides,
+                                                    padding=pad)
             acc += r[0, 0, 0, 0]
         return acc
 
@@ -320,6 +328,9 @@ def evaluation_costs(repeats: int) -> dict:
     return dict(n=ev.num_fake, setup_s=setup, generate=gen, classify=cls, full=full,
                 generate_flops=flops.evaluation_generation_flops(
                     cfg.model, ev.num_fake, ev.batch_size, ev.bn_mode, ev.standing_batches),
+                generate_executed_flops=flops.evaluation_generation_flops(
+                    cfg.model, ev.num_fake, ev.batch_size, ev.bn_mode, ev.standing_batches,
+                    executed=True),
                 classify_flops=per_image * ev.num_fake)
 
 
@@ -346,7 +357,7 @@ def sweep_totals(sweep_dir: str) -> dict:
     paths = sorted(glob.glob(os.path.join(sweep_dir, "points", "*", "metrics.json")))
     if not paths:
         raise SystemExit(f"--sweep-dir {sweep_dir}: no points/*/metrics.json")
-    train_flops = eval_flops = 0
+    train_flops = eval_flops = executed_flops = 0
     train_s = eval_s = point_s = 0.0
     evaluations = 0
     rows = []
@@ -360,18 +371,23 @@ def sweep_totals(sweep_dir: str) -> dict:
         n_evals = point_scorings(rec, point_dir)
         point_flops = rec["steps"] * flops.train_config_step_flops(cfg.model, cfg.train)
         train_flops += point_flops
+        executed_flops += rec["steps"] * flops.train_config_step_flops(cfg.model, cfg.train,
+                                                                       executed=True)
         if rec.get("train_wall_time_s"):
             rows.append((os.path.basename(point_dir), rec["steps"], rec["train_wall_time_s"],
                          point_flops))
         eval_flops += n_evals * flops.evaluation_generation_flops(
             cfg.model, ev.num_fake, ev.batch_size, ev.bn_mode, ev.standing_batches)
+        executed_flops += n_evals * flops.evaluation_generation_flops(
+            cfg.model, ev.num_fake, ev.batch_size, ev.bn_mode, ev.standing_batches,
+            executed=True)
         evaluations += n_evals
         train_s += rec.get("train_wall_time_s") or 0.0
         eval_s += rec.get("eval_wall_time_s") or 0.0
         point_s += rec.get("point_wall_time_s") or 0.0
     return dict(points=len(paths), evaluations=evaluations, train_flops=train_flops,
-                eval_flops=eval_flops, train_s=train_s, eval_s=eval_s, point_s=point_s,
-                rows=rows)
+                eval_flops=eval_flops, executed_flops=executed_flops, train_s=train_s,
+                eval_s=eval_s, point_s=point_s, rows=rows)
 
 
 # -- output -----------------------------------------------------------------------------
@@ -397,7 +413,7 @@ def main():
 
     print("## (b) Training-step FLOPs (sngan.flops: conv + dense, exact)\n")
     print("| preset | G fwd MFLOP/img | D fwd MFLOP/img | global batch | n_dis | G batch x | "
-          "GFLOP/step |\n|---|---|---|---|---|---|---|")
+          "GFLOP/step | executed GFLOP/step |\n|---|---|---|---|---|---|---|---|")
     for name, n_dis in (("fashion_mnist", None), ("cifar10", 1), ("cifar10", None),
                         ("imagenet128", None)):
         cfg = config_lib.preset(name, {"train.n_dis": n_dis} if n_dis else {})
@@ -405,7 +421,8 @@ def main():
         print(f"| {name} | {flops.generator_forward_flops(cfg.model) / 1e6:.1f} | "
               f"{flops.discriminator_forward_flops(cfg.model) / 1e6:.1f} | {b} | {nd} | "
               f"{getattr(cfg.train, 'g_batch_multiplier', 1)} | "
-              f"{flops.train_config_step_flops(cfg.model, cfg.train) / 1e9:.1f} |")
+              f"{flops.train_config_step_flops(cfg.model, cfg.train) / 1e9:.1f} | "
+              f"{flops.train_config_step_flops(cfg.model, cfg.train, True) / 1e9:.1f} |")
     print(flush=True)
 
     runs = [("fashion_mnist", int(b), {}) for b in args.fashion_batches.split(",") if b]
@@ -421,14 +438,15 @@ def main():
     print("\n## (c) Achieved rate of the compiled training step\n")
     print("| preset | global batch | n_dis | G batch x | GFLOP/step | ms/step (wall) | "
           "GFLOP/s (wall) | of conv peak (wall) | of conv peak (CPU time) | "
-          "of matmul peak (CPU time) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "of matmul peak (CPU time) | executed FLOPs of conv peak (CPU time) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         rate = rates(r["flops"], r["step"])
         print(f"| {r['preset']} | {r['batch']} | {r['n_dis']} | {r['g_mult']} | "
               f"{r['flops'] / 1e9:.2f} | "
               f"{r['step'].wall * 1e3:.1f} | {rate.wall:.0f} | {rate.wall / peak.wall:.2f} | "
-              f"{rate.cpu / peak.cpu:.2f} | {rate.cpu / peaks['matmul'][1].cpu:.2f} |")
+              f"{rate.cpu / peak.cpu:.2f} | {rate.cpu / peaks['matmul'][1].cpu:.2f} | "
+              f"{rates(r['executed_flops'], r['step']).cpu / peak.cpu:.2f} |")
     if args.breakdown:
         print("\nWhere the step's time goes: its convolutions alone (same shapes, same "
               "process) vs the whole step.\n")
@@ -449,6 +467,7 @@ def main():
         print("| part | s (wall) | s (CPU time / cores) | GFLOP | GFLOP/s (CPU time) | "
               "of conv peak (CPU) |\n|---|---|---|---|---|---|")
         g, c = e["generate_flops"] / 1e9, e["classify_flops"] / 1e9
+        g_run = e["generate_executed_flops"] / 1e9
         gen, cls, full = e["generate"], e["classify"], e["full"]
         bare = Timing((gen.wall + cls.wall, gen.cpu + cls.cpu))
         for label, t, fl in ((f"generate {e['n']} samples (trainer's sampler)", gen, g),
@@ -459,6 +478,8 @@ def main():
                   f"{fl / t.cpu / peak.cpu:.2f} |")
         print(f"| full / bare | {full.wall / bare.wall:.2f}x | {full.cpu / bare.cpu:.2f}x "
               f"| | | |")
+        print(f"| generation, executed FLOPs | | | {g_run:.1f} | {g_run / gen.cpu:.0f} | "
+              f"{g_run / gen.cpu / peak.cpu:.2f} |")
         print(f"| one-off `Evaluator` set-up (classifier + cached real features) | "
               f"{e['setup_s']:.2f} | | | | |\n", flush=True)
 
@@ -477,6 +498,10 @@ def main():
             rate = fl / sec / 1e9 if sec else float("nan")
             print(f"| {label} | {fl / 1e12:.2f} | {sec:.0f} | {rate:.0f} | "
                   f"{rate / peak.cpu:.2f} |")
+        if s["point_s"]:
+            run = s["executed_flops"] / s["point_s"] / 1e9
+            print(f"| end to end, executed FLOPs | {s['executed_flops'] / 1e12:.2f} | "
+                  f"{s['point_s']:.0f} | {run:.0f} | {run / peak.cpu:.2f} |")
         print("\n| point | ms/step (training) | GFLOP/s (training) | of conv peak (CPU-time "
               "rate) |\n|---|---|---|---|")
         for name, steps, sec, fl in s["rows"]:

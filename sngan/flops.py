@@ -23,8 +23,14 @@ The backward pass of a layer is its weight gradient (1x forward) plus its input 
   backward to its inputs only (D's weight gradients are not requested; TensorFlow prunes
   them from the compiled step).
 
-tests/sngan/test_flops.py checks all of this against TensorFlow's flops registry applied to
-the trainer's own compiled step graphs.
+Two counts of every layer: `forward`, the architecture as written (G up-samples then
+convolves, D convolves then pools: the model FLOPs that papers and the efficiency targets
+use), and `executed`, what `sngan.models` runs for the same function (the up-sampling and
+the pooling folded into stride-2 4x4 convolutions, 16 multiply-adds per output instead of
+36; the 1x1 shortcuts on the smaller map). Every function takes `executed=False` / `True`.
+
+tests/sngan/test_flops.py checks the executed count against TensorFlow's flops registry
+applied to the trainer's own compiled step graphs, and the model count by hand.
 
 Per-layer lists are built analytically from `sngan.models.ARCHITECTURES` and the model
 config, mirroring `models.Generator` / `models.Discriminator` layer by layer.
@@ -40,12 +46,20 @@ from sngan.models import _BOTTOM, ARCHITECTURES
 class LayerCost:
     """One conv or dense layer: its forward FLOPs per image and where its input comes from."""
     name: str
-    forward: int  # FLOPs per image
+    forward: int  # FLOPs per image, the layer as the architecture writes it
     reads_model_input: bool  # the layer reads the latents (G) or the images (D) directly
+    executed: int | None = None  # FLOPs per image as sngan.models computes it, if fewer
+
+    def flops(self, executed: bool) -> int:
+        return self.executed if executed and self.executed is not None else self.forward
 
 
-def _conv(name: str, size: int, k: int, c_in: int, c_out: int, reads_input=False):
-    return LayerCost(name, 2 * size * size * k * k * c_in * c_out, reads_input)
+def _conv(name: str, size: int, k: int, c_in: int, c_out: int, reads_input=False,
+          executed_at: int | None = None, executed_k: int | None = None):
+    """`executed_at` / `executed_k`: the map size and kernel of the convolution that runs."""
+    executed = (None if executed_at is None
+                else 2 * executed_at ** 2 * (executed_k or k) ** 2 * c_in * c_out)
+    return LayerCost(name, 2 * size * size * k * k * c_in * c_out, reads_input, executed)
 
 
 def _dense(name: str, d_in: int, d_out: int, reads_input=False):
@@ -60,9 +74,12 @@ def generator_layers(model_cfg) -> list[LayerCost]:
     size = _BOTTOM
     for i, (c_in, c_out) in enumerate(zip(widths, widths[1:]), 1):
         size *= 2  # every G block up-samples before its convolutions
-        layers += [_conv(f"block{i}/conv1", size, 3, c_in, c_out),
+        # conv1 runs as a transposed 4x4 conv from the input map; the shortcut before the
+        # up-sampling
+        layers += [_conv(f"block{i}/conv1", size, 3, c_in, c_out, executed_at=size // 2,
+                         executed_k=4),
                    _conv(f"block{i}/conv2", size, 3, c_out, c_out),
-                   _conv(f"block{i}/shortcut", size, 1, c_in, c_out)]
+                   _conv(f"block{i}/shortcut", size, 1, c_in, c_out, executed_at=size // 2)]
     if size != model_cfg.resolution:
         raise AssertionError(f"G ends at {size}x{size}, not {model_cfg.resolution}")
     layers.append(_conv("to_image", size, 3, widths[-1], model_cfg.image_channels))
@@ -78,14 +95,17 @@ def discriminator_layers(model_cfg) -> list[LayerCost]:
         c = m * model_cfg.d_ch
         if i == 1:  # optimised block: conv-ReLU-conv-pool, shortcut pool-conv1x1 (always pools)
             layers += [_conv(f"block{i}/conv1", size, 3, c_in, c, True),
-                       _conv(f"block{i}/conv2", size, 3, c, c),
+                       _conv(f"block{i}/conv2", size, 3, c, c, executed_at=size // 2,
+                             executed_k=4),
                        _conv(f"block{i}/shortcut", size // 2, 1, c_in, c, True)]
             size //= 2
         else:  # hidden width = input width; shortcut conv1x1 before the pool if learnable
+            # where the block pools: conv2 as a stride-2 4x4 conv, the shortcut after the pool
+            pooled = dict(executed_at=size // 2) if down else {}
             layers += [_conv(f"block{i}/conv1", size, 3, c_in, c_in),
-                       _conv(f"block{i}/conv2", size, 3, c_in, c)]
+                       _conv(f"block{i}/conv2", size, 3, c_in, c, executed_k=4, **pooled)]
             if down or c_in != c:
-                layers.append(_conv(f"block{i}/shortcut", size, 1, c_in, c))
+                layers.append(_conv(f"block{i}/shortcut", size, 1, c_in, c, **pooled))
             if down:
                 size //= 2
         c_in = c
@@ -107,27 +127,28 @@ def discriminator_sn_weights(model_cfg) -> int:
     return n + c_in + model_cfg.num_classes * c_in
 
 
-def _forward(layers) -> int:
-    return sum(l.forward for l in layers)
+def _forward(layers, executed: bool) -> int:
+    return sum(l.flops(executed) for l in layers)
 
 
-def _input_grads(layers) -> int:
+def _input_grads(layers, executed: bool) -> int:
     """Input gradients of every layer that does not read the model's own (constant) input."""
-    return sum(l.forward for l in layers if not l.reads_model_input)
+    return sum(l.flops(executed) for l in layers if not l.reads_model_input)
 
 
-def generator_forward_flops(model_cfg) -> int:
+def generator_forward_flops(model_cfg, executed: bool = False) -> int:
     """Forward FLOPs of G per generated image."""
-    return _forward(generator_layers(model_cfg))
+    return _forward(generator_layers(model_cfg), executed)
 
 
-def discriminator_forward_flops(model_cfg) -> int:
+def discriminator_forward_flops(model_cfg, executed: bool = False) -> int:
     """Forward FLOPs of D per image scored."""
-    return _forward(discriminator_layers(model_cfg))
+    return _forward(discriminator_layers(model_cfg), executed)
 
 
 def train_step_breakdown(model_cfg, global_batch: int, n_dis: int,
-                         g_batch_multiplier: int = 1) -> dict[str, int]:
+                         g_batch_multiplier: int = 1,
+                         executed: bool = False) -> dict[str, int]:
     """FLOPs of one trainer step (n_dis D updates + 1 G update), split by pass.
 
     `g_batch_multiplier` (train config field of that name): the G update draws this many
@@ -141,16 +162,17 @@ def train_step_breakdown(model_cfg, global_batch: int, n_dis: int,
     """
     g, d = generator_layers(model_cfg), discriminator_layers(model_cfg)
     b = global_batch
-    g_fwd, d_fwd = _forward(g), _forward(d)
+    g_fwd, d_fwd = _forward(g, executed), _forward(d, executed)
     # D update: G forward (no tape) on B; D forward + weight grads + input grads on 2B.
     # SN: power iteration (3 matmuls) in each D call, gradient through sigma in D updates.
     sn = discriminator_sn_weights(model_cfg)
     d_upd = dict(g_forward=b * g_fwd, g_backward=0, d_forward=2 * b * d_fwd,
-                 d_backward=2 * b * (d_fwd + _input_grads(d)), spectral_norm=8 * sn)
+                 d_backward=2 * b * (d_fwd + _input_grads(d, executed)),
+                 spectral_norm=8 * sn)
     # G update on m*B latents: G forward + weight and input grads; D forward + input grads.
     gb = g_batch_multiplier * b
-    g_upd = dict(g_forward=gb * g_fwd, g_backward=gb * (g_fwd + _input_grads(g)),
-                 d_forward=gb * d_fwd, d_backward=gb * sum(l.forward for l in d),
+    g_upd = dict(g_forward=gb * g_fwd, g_backward=gb * (g_fwd + _input_grads(g, executed)),
+                 d_forward=gb * d_fwd, d_backward=gb * d_fwd,
                  spectral_norm=6 * sn)
     out = {k: n_dis * d_upd[k] + g_upd[k] for k in d_upd}
     out["d_update"] = sum(d_upd.values())
@@ -160,29 +182,31 @@ def train_step_breakdown(model_cfg, global_batch: int, n_dis: int,
 
 
 def train_step_flops(model_cfg, global_batch: int, n_dis: int,
-                     g_batch_multiplier: int = 1) -> int:
+                     g_batch_multiplier: int = 1, executed: bool = False) -> int:
     """FLOPs of one generator step of the trainer at this global batch (see module doc)."""
-    return train_step_breakdown(model_cfg, global_batch, n_dis, g_batch_multiplier)["total"]
+    return train_step_breakdown(model_cfg, global_batch, n_dis, g_batch_multiplier,
+                                executed)["total"]
 
 
-def train_config_step_flops(model_cfg, train_cfg) -> int:
+def train_config_step_flops(model_cfg, train_cfg, executed: bool = False) -> int:
     """`train_step_flops` for a model config and a train config (its batch, n_dis and
     g_batch_multiplier)."""
     return train_step_flops(model_cfg, train_cfg.global_batch_size, train_cfg.n_dis,
-                            getattr(train_cfg, "g_batch_multiplier", 1))
+                            getattr(train_cfg, "g_batch_multiplier", 1), executed)
 
 
-def sampling_flops(model_cfg, n: int) -> int:
+def sampling_flops(model_cfg, n: int, executed: bool = False) -> int:
     """FLOPs to generate `n` images (G forward; BN modes 'batch'/'moving').
 
     'standing' BN adds `standing_batches * batch_size` more G forwards; the sampler's padding
     of the last batch adds up to one batch (see `evaluation_generation_flops`).
     """
-    return n * generator_forward_flops(model_cfg)
+    return n * generator_forward_flops(model_cfg, executed)
 
 
 def evaluation_generation_flops(model_cfg, num_fake: int, batch_size: int,
-                                bn_mode: str = "batch", standing_batches: int = 0) -> int:
+                                bn_mode: str = "batch", standing_batches: int = 0,
+                                executed: bool = False) -> int:
     """G FLOPs of one evaluation as `sngan.sampling.Sampler.batches` runs it.
 
     The sampler generates whole batches of `batch_size` (the last one padded), plus
@@ -191,4 +215,4 @@ def evaluation_generation_flops(model_cfg, num_fake: int, batch_size: int,
     batches = -(-num_fake // batch_size)
     if bn_mode == "standing":
         batches += standing_batches
-    return sampling_flops(model_cfg, batches * batch_size)
+    return sampling_flops(model_cfg, batches * batch_size, executed)

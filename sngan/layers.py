@@ -104,11 +104,16 @@ class SNDense(_SpectralNormLayer):
 
 
 class SNConv2D(_SpectralNormLayer):
-    """2-D convolution (NHWC) whose kernel [kh, kw, in, out] is normalised as [-1, out]."""
+    """2-D convolution (NHWC) whose kernel [kh, kw, in, out] is normalised as [-1, out].
+
+    `pooled=True` (3x3 'same' only) returns the convolution's output 2x2 mean-pooled, as D's
+    down-sampling blocks use it, computed by `conv_then_pool` in a quarter of the positions.
+    The variables, and so the spectral norm, are the 3x3 layer's.
+    """
 
     def __init__(self, filters: int, kernel_size=3, strides=1, padding: str = "same",
                  use_bias: bool = True, kernel_initializer="glorot_uniform",
-                 name: str | None = None, **kwargs):
+                 pooled: bool = False, name: str | None = None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.filters = filters
         self.kernel_size = ((kernel_size, kernel_size) if isinstance(kernel_size, int)
@@ -117,6 +122,10 @@ class SNConv2D(_SpectralNormLayer):
         self.padding = padding.upper()
         self.use_bias = use_bias
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        if pooled and (self.kernel_size != (3, 3) or strides != 1 or self.padding != "SAME"):
+            raise ValueError("SNConv2D(pooled=True) needs a 3x3 kernel, stride 1 and 'same' "
+                             f"padding, not {self.kernel_size}, {strides}, {padding!r}")
+        self.pooled = pooled
 
     def build(self, input_shape):
         shape = self.kernel_size + (input_shape[-1], self.filters)
@@ -125,8 +134,11 @@ class SNConv2D(_SpectralNormLayer):
                      if self.use_bias else None)
 
     def call(self, inputs, training=False):
-        y = tf.nn.conv2d(inputs, self.normalized_kernel(bool(training)), self.strides,
-                         self.padding)
+        kernel = self.normalized_kernel(bool(training))
+        if self.pooled:
+            y = conv_then_pool(inputs, kernel)
+        else:
+            y = tf.nn.conv2d(inputs, kernel, self.strides, self.padding)
         return tf.nn.bias_add(y, self.bias) if self.use_bias else y
 
 
@@ -215,6 +227,49 @@ def spatial_size(x: tf.Tensor):
     return [x.shape[i] if x.shape[i] is not None else tf.shape(x)[i] for i in (1, 2)]
 
 
+def box_filtered(kernel: tf.Tensor) -> tf.Tensor:
+    """A 3x3 kernel [3, 3, in, out] convolved with a 2x2 box of ones: [4, 4, in, out].
+
+    Tap (r, c) of the result sums the 3x3 taps (r - a, c - b) over a, b in {0, 1}: what a 3x3
+    kernel applies, per input pixel, across one 2x2 block of a nearest-neighbour up-sampling
+    or of a 2x2 pooling.
+    """
+    def shifted(a, b):
+        return tf.pad(kernel, [[a, 1 - a], [b, 1 - b], [0, 0], [0, 0]])
+    return shifted(0, 0) + shifted(1, 0) + shifted(0, 1) + shifted(1, 1)
+
+
+def conv_then_pool(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
+    """avg_pool_2x2(conv2d(x, kernel 3x3, 'same')) as ONE stride-2 4x4 convolution.
+
+    Each pooled output averages four 3x3 windows that together cover a 4x4 one, so the
+    kernel folds into `box_filtered(kernel) / 4` applied at stride 2 ('same' pads one pixel
+    on each side of an even map): 16 multiply-adds per output where conv-then-pool spends
+    4 x 9 = 36, and no pooling pass. Needs even height and width, as the pooling does.
+    """
+    return tf.nn.conv2d(x, box_filtered(kernel) / 4.0, 2, "SAME")
+
+
+def upsample_then_conv(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
+    """conv2d(nearest_upsample_x2(x), kernel 3x3, 'same') as ONE stride-2 transposed conv.
+
+    On an up-sampled map a 3x3 window covers only 2x2 distinct input pixels, so each output
+    is 4 multiply-adds per channel pair instead of 9 (the four output parities use four
+    different 2x2 sums of taps). The transposed convolution with the box-filtered kernel,
+    flipped (it correlates with the kernel's mirror image), computes exactly that, without
+    materialising the up-sampled map.
+    """
+    height, width = spatial_size(x)
+    batch = x.shape[0] if x.shape[0] is not None else tf.shape(x)[0]
+    output_shape = [batch, 2 * height, 2 * width, kernel.shape[-1]]
+    if any(isinstance(d, tf.Tensor) for d in output_shape):
+        output_shape = tf.stack(output_shape)
+    flipped = tf.reverse(box_filtered(kernel), [0, 1])
+    # conv2d_transpose takes [h, w, out, in]: the layout of the convolution it transposes
+    return tf.nn.conv2d_transpose(x, tf.transpose(flipped, [0, 1, 3, 2]), output_shape, 2,
+                                  "SAME")
+
+
 @tf.custom_gradient
 def _sum_shifted_taps(taps: tf.Tensor):
     """y[h, w] = sum over the 3x3 taps (i, j) of taps[h + i - 1, w + j - 1, block 3i + j].
@@ -278,3 +333,31 @@ class ImageConv2D(keras.layers.Conv2D):
         for key in ("kernel_size", "strides", "padding"):
             config.pop(key)
         return {**config, "taps_as_channels": self.taps_as_channels}
+
+
+class UpsampleConv2D(keras.layers.Conv2D):
+    """Nearest-neighbour x2 up-sampling, then a 3x3 'same' convolution (G's blocks' conv1).
+
+    Computed by `upsample_then_conv`: 2.25x fewer multiply-adds than convolving the
+    up-sampled map, with the same result up to rounding. The variables are Keras's own
+    (kernel [3, 3, in, filters], bias), so checkpoints do not change.
+    """
+
+    def __init__(self, filters: int, kernel_initializer="glorot_uniform",
+                 name: str | None = None, **kwargs):
+        super().__init__(filters, 3, padding="same", kernel_initializer=kernel_initializer,
+                         name=name, **kwargs)
+
+    def convolution_op(self, inputs, kernel):
+        return upsample_then_conv(inputs, tf.convert_to_tensor(kernel))
+
+    def compute_output_shape(self, input_shape):
+        batch, height, width = input_shape[:3]
+        return (batch, None if height is None else 2 * height,
+                None if width is None else 2 * width, self.filters)
+
+    def get_config(self):
+        config = super().get_config()
+        for key in ("kernel_size", "strides", "padding"):
+            config.pop(key)
+        return config

@@ -12,6 +12,10 @@ dis_models/snresnet*.py):
   spectrally normalised.
 * Initialisation as in the chainer code: Glorot-uniform with gain sqrt(2) on 3x3 convs,
   plain Glorot-uniform on shortcuts, linears and embeddings.
+* Same function, less arithmetic: G's up-sample-then-conv3x3 runs as one transposed
+  convolution and D's conv3x3-then-pool as one stride-2 convolution (`sngan.layers`), and the
+  1x1 shortcuts convolve the smaller map; that is 0.64-0.67 of the multiply-adds of the layout
+  as written (`sngan.flops` counts both).
 
 `model_cfg` is any object with `resolution, image_channels, num_classes, z_dim, g_ch, d_ch,
 bn_cross_replica, g_bn_momentum` (e.g. `experiments.config.ModelConfig`; not imported here,
@@ -31,6 +35,7 @@ from sngan.layers import (
     SNConv2D,
     SNDense,
     SNEmbedding,
+    UpsampleConv2D,
     spatial_size,
 )
 
@@ -98,8 +103,7 @@ class GBlock(keras.layers.Layer):
         super().__init__(name=name)
         bn = dict(num_classes=num_classes, cross_replica=cross_replica, momentum=bn_momentum)
         self.bn1 = ConditionalBatchNorm(**bn, name="cbn1")
-        self.conv1 = keras.layers.Conv2D(channels, 3, padding="same",
-                                         kernel_initializer=_conv_init(), name="conv1")
+        self.conv1 = UpsampleConv2D(channels, kernel_initializer=_conv_init(), name="conv1")
         self.bn2 = ConditionalBatchNorm(**bn, name="cbn2")
         self.conv2 = keras.layers.Conv2D(channels, 3, padding="same",
                                          kernel_initializer=_conv_init(), name="conv2")
@@ -108,10 +112,11 @@ class GBlock(keras.layers.Layer):
 
     def call(self, x, labels=None, training=False):
         h = tf.nn.relu(self.bn1(x, labels, training=training))
-        h = self.conv1(_upsample(h))
+        h = self.conv1(h)  # up-samples, then convolves (one transposed convolution)
         h = tf.nn.relu(self.bn2(h, labels, training=training))
         h = self.conv2(h)
-        return h + self.shortcut(_upsample(x))
+        # a 1x1 convolution commutes with the up-sampling: convolve the 4x smaller map
+        return h + _upsample(self.shortcut(x))
 
 
 class DBlock(keras.layers.Layer):
@@ -130,8 +135,9 @@ class DBlock(keras.layers.Layer):
         prefix = f"{name}_" if name else ""  # unique layer names: sigma summaries use them
         self.conv1 = SNConv2D(hidden, 3, kernel_initializer=_conv_init(),
                               name=prefix + "conv1")
+        # the pooling after conv2 (residual add and pooling commute) folds into it
         self.conv2 = SNConv2D(channels, 3, kernel_initializer=_conv_init(),
-                              name=prefix + "conv2")
+                              pooled=optimized or downsample, name=prefix + "conv2")
         learnable = optimized or downsample or in_channels != channels
         self.shortcut = (SNConv2D(channels, 1, kernel_initializer="glorot_uniform",
                                   name=prefix + "shortcut") if learnable else None)
@@ -141,14 +147,15 @@ class DBlock(keras.layers.Layer):
         return [l for l in (self.conv1, self.conv2, self.shortcut) if l is not None]
 
     def call(self, x, training=False):
+        # conv2 pools its own output where the block down-samples; the shortcut pools first
+        # (pooling commutes with a 1x1 convolution, and the pooled map is 4x smaller)
         if self.optimized:
             h = self.conv2(tf.nn.relu(self.conv1(x, training=training)), training=training)
-            return _downsample(h) + self.shortcut(_downsample(x), training=training)
+            return h + self.shortcut(_downsample(x), training=training)
         h = self.conv1(tf.nn.relu(x), training=training)
         h = self.conv2(tf.nn.relu(h), training=training)
-        skip = x if self.shortcut is None else self.shortcut(x, training=training)
-        # pool(h) + pool(skip) in one pooling: the mean is linear
-        return _downsample(h + skip) if self.downsample else h + skip
+        skip = _downsample(x) if self.downsample else x
+        return h + (skip if self.shortcut is None else self.shortcut(skip, training=training))
 
 
 class Generator(keras.Model):

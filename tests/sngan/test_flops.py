@@ -1,6 +1,7 @@
-"""sngan.flops against two independent counts: a hand count of the fashion_mnist model, and
-TensorFlow's own flops registry (what tf.compat.v1.profiler reports) applied to the traced
-models and to the trainer's compiled D and G update graphs."""
+"""sngan.flops against two independent counts: a hand count of the fashion_mnist model (as
+written and as executed), and TensorFlow's own flops registry (what tf.compat.v1.profiler
+reports) applied to the traced models and to the trainer's compiled D and G update graphs,
+which run the executed count."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -69,6 +70,28 @@ def test_hand_count_of_the_fashion_mnist_model():
     assert flops.sampling_flops(m, 5000) == 5000 * g
 
 
+def test_hand_count_of_the_fashion_mnist_model_as_executed():
+    """G's conv1 as a stride-2 transposed 4x4 conv from the half-size map and the shortcut
+    before the up-sampling; D's pooled conv2 as a stride-2 4x4 conv, the shortcut after the
+    pool."""
+    m = PRESET_MODELS["fashion_mnist"]
+    w = 32
+    def block(r):
+        h = r // 2
+        return 2 * (h * h * 16 * w * w + r * r * 9 * w * w + h * h * w * w)
+    g = 2 * 64 * 16 * w + block(8) + block(16) + block(32) + 2 * 32 * 32 * 9 * w * 1
+    assert flops.generator_forward_flops(m, executed=True) == g
+    d = (2 * 32 * 32 * 9 * 1 * w + 2 * 16 * 16 * 16 * w * w + 2 * 16 * 16 * 1 * w
+         + 2 * 16 * 16 * 9 * w * w + 2 * 8 * 8 * (16 * w * w + w * w)
+         + 2 * 2 * 8 * 8 * 9 * w * w * 2
+         + 2 * w)
+    assert flops.discriminator_forward_flops(m, executed=True) == d
+    written = flops.train_step_flops(m, 64, 2)
+    executed = flops.train_step_flops(m, 64, 2, executed=True)
+    assert round(executed / written, 2) == 0.64  # 30.2 of 47.4 GFLOP
+    assert flops.sampling_flops(m, 10, executed=True) == 10 * g
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_forward_flops_match_tensorflow_registry(name):
     cfg = CONFIGS[name]
@@ -84,12 +107,16 @@ def test_forward_flops_match_tensorflow_registry(name):
             tf.TensorSpec([b, r, r, cfg.image_channels]), labels(b))
         per_batch[b] = registry_flops(gen), registry_flops(dis)
     # Per image: the difference of two batch sizes cancels the spectral norm's per-call matmuls.
-    assert (per_batch[5][0] - per_batch[2][0]) // 3 == flops.generator_forward_flops(cfg)
-    assert (per_batch[5][1] - per_batch[2][1]) // 3 == flops.discriminator_forward_flops(cfg)
+    g_fwd = flops.generator_forward_flops(cfg, executed=True)
+    d_fwd = flops.discriminator_forward_flops(cfg, executed=True)
+    assert (per_batch[5][0] - per_batch[2][0]) // 3 == g_fwd
+    assert (per_batch[5][1] - per_batch[2][1]) // 3 == d_fwd
     # ... which are all that is left over: 3 matmuls of 2|W| per SN weight (G has none).
-    assert per_batch[2][0] == 2 * flops.generator_forward_flops(cfg)
-    assert per_batch[2][1] == (2 * flops.discriminator_forward_flops(cfg)
-                               + 6 * flops.discriminator_sn_weights(cfg))
+    assert per_batch[2][0] == 2 * g_fwd
+    assert per_batch[2][1] == 2 * d_fwd + 6 * flops.discriminator_sn_weights(cfg)
+    # the up-sampling and pooling folded into the convolutions save about a third
+    assert 0.5 < g_fwd / flops.generator_forward_flops(cfg) < 0.9
+    assert 0.5 < d_fwd / flops.discriminator_forward_flops(cfg) < 0.9
     assert flops.discriminator_sn_weights(cfg) == sum(
         int(np.prod(l.kernel.shape)) for l in d.sn_layers)
 
@@ -122,12 +149,13 @@ def _trainer_update_flops(tmp_path, model_cfg, batch, g_batch_multiplier=1):
 @pytest.mark.parametrize("name,batch", [("cond32", 4), ("uncond64_rgb", 6)])
 def test_train_step_flops_match_the_trainers_graphs(tmp_path, name, batch):
     model_cfg = CONFIGS[name]
-    predicted = flops.train_step_breakdown(model_cfg, batch, n_dis=1)
+    predicted = flops.train_step_breakdown(model_cfg, batch, n_dis=1, executed=True)
     assert _trainer_update_flops(tmp_path, model_cfg, batch) == (predicted["d_update"],
                                                                  predicted["g_update"])
     # n_dis D updates and one G update per step.
     # sngan_projection's larger G batch: the G update's graph grows by the multiplier
-    doubled = flops.train_step_breakdown(model_cfg, batch, n_dis=1, g_batch_multiplier=2)
+    doubled = flops.train_step_breakdown(model_cfg, batch, n_dis=1, g_batch_multiplier=2,
+                                         executed=True)
     assert _trainer_update_flops(tmp_path, model_cfg, batch, 2)[1] == doubled["g_update"]
     for n_dis in (1, 2, 5):
         br = flops.train_step_breakdown(model_cfg, 8, n_dis)

@@ -214,6 +214,41 @@ def test_upsample_is_nearest_neighbour_and_its_gradient_sums_each_2x2_block():
                                atol=1e-6)
 
 
+def test_generator_block_is_sngan_block_in_numpy():
+    """SN-GAN's up-sampling Block (sngan_projection, gen_models/resblocks.py) in numpy:
+    BN-ReLU-up-conv3x3-BN-ReLU-conv3x3, shortcut up-conv1x1, with the conditional BN in
+    inference mode (moving statistics, per-class gain and bias) set to non-trivial values."""
+    rng = np.random.default_rng(6)
+    block = models.GBlock(6, num_classes=3, cross_replica=False, bn_momentum=0.9, name="blk")
+    x = rng.normal(size=(2, 3, 5, 4)).astype(np.float32)
+    labels = np.array([2, 0], np.int32)
+    block(tf.constant(x), tf.constant(labels))  # builds
+    for cbn in (block.bn1, block.bn2):
+        for v in (cbn.gain, cbn.bias, cbn.bn.moving_mean):
+            v.assign(rng.normal(size=v.shape).astype(np.float32))
+        cbn.bn.moving_variance.assign(rng.uniform(0.5, 2.0, cbn.bn.moving_variance.shape))
+    for conv in (block.conv1, block.conv2, block.shortcut):
+        conv.bias.assign(rng.normal(size=conv.bias.shape).astype(np.float32))
+    out = block(tf.constant(x), tf.constant(labels), training=False).numpy()
+
+    def bn(h, cbn):
+        m, v = cbn.bn.moving_mean.numpy(), cbn.bn.moving_variance.numpy()
+        gain, bias = cbn.gain.numpy()[labels], cbn.bias.numpy()[labels]
+        return ((h - m) / np.sqrt(v + cbn.bn.epsilon) * gain[:, None, None]
+                + bias[:, None, None])
+
+    def up(h):
+        return np.repeat(np.repeat(h, 2, axis=1), 2, axis=2)
+    w = {c: (c.kernel.numpy(), c.bias.numpy()) for c in (block.conv1, block.conv2,
+                                                         block.shortcut)}
+    relu = lambda a: np.maximum(a, 0.0)  # noqa: E731
+    h = conv_same(up(relu(bn(x, block.bn1))), *w[block.conv1])
+    h = conv_same(relu(bn(h, block.bn2)), *w[block.conv2])
+    expected = h + conv_same(up(x), *w[block.shortcut])
+    assert out.shape == (2, 6, 10, 6)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("optimized,in_ch,ch,down", [(True, 3, 6, True), (False, 4, 6, True),
                                                      (False, 5, 5, False)])
 def test_discriminator_block_is_sngan_block_in_numpy(optimized, in_ch, ch, down):
