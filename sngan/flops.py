@@ -26,8 +26,9 @@ The backward pass of a layer is its weight gradient (1x forward) plus its input 
 Two counts of every layer: `forward`, the architecture as written (G up-samples then
 convolves, D convolves then pools: the model FLOPs that papers and the efficiency targets
 use), and `executed`, what `sngan.models` runs for the same function (the up-sampling and
-the pooling folded into stride-2 4x4 convolutions, 16 multiply-adds per output instead of
-36; the 1x1 shortcuts on the smaller map). Every function takes `executed=False` / `True`.
+the pooling folded into stride-2 4x4 convolutions, 16 multiply-adds per 2x2 block of the
+larger map instead of 36; the 1x1 shortcuts on the smaller map). Every function takes
+`executed=False` / `True`.
 
 tests/sngan/test_flops.py checks the executed count against TensorFlow's flops registry
 applied to the trainer's own compiled step graphs, and the model count by hand.

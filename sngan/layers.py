@@ -122,7 +122,8 @@ class SNConv2D(_SpectralNormLayer):
         self.padding = padding.upper()
         self.use_bias = use_bias
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        if pooled and (self.kernel_size != (3, 3) or strides != 1 or self.padding != "SAME"):
+        unit_stride = strides in (1, (1, 1), [1, 1])
+        if pooled and (self.kernel_size != (3, 3) or not unit_stride or self.padding != "SAME"):
             raise ValueError("SNConv2D(pooled=True) needs a 3x3 kernel, stride 1 and 'same' "
                              f"padding, not {self.kernel_size}, {strides}, {padding!r}")
         self.pooled = pooled
@@ -245,9 +246,18 @@ def conv_then_pool(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
     Each pooled output averages four 3x3 windows that together cover a 4x4 one, so the
     kernel folds into `box_filtered(kernel) / 4` applied at stride 2 ('same' pads one pixel
     on each side of an even map): 16 multiply-adds per output where conv-then-pool spends
-    4 x 9 = 36, and no pooling pass. Needs even height and width, as the pooling does.
+    4 x 9 = 36, and no pooling pass. An odd height or width is refused: there the pooling
+    would drop the last row, but the strided conv would pad it into one more output.
     """
-    return tf.nn.conv2d(x, box_filtered(kernel) / 4.0, 2, "SAME")
+    checks = []
+    for size in spatial_size(x):
+        if isinstance(size, int) and size % 2:
+            raise ValueError(f"conv_then_pool needs an even height and width, got {x.shape}")
+        if isinstance(size, tf.Tensor):
+            checks.append(tf.debugging.assert_equal(
+                size % 2, 0, message="conv_then_pool needs an even height and width"))
+    with tf.control_dependencies(checks):
+        return tf.nn.conv2d(x, box_filtered(kernel) / 4.0, 2, "SAME")
 
 
 def upsample_then_conv(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:

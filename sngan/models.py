@@ -14,8 +14,8 @@ dis_models/snresnet*.py):
   plain Glorot-uniform on shortcuts, linears and embeddings.
 * Same function, less arithmetic: G's up-sample-then-conv3x3 runs as one transposed
   convolution and D's conv3x3-then-pool as one stride-2 convolution (`sngan.layers`), and the
-  1x1 shortcuts convolve the smaller map; that is 0.62-0.67 of the multiply-adds of the layout
-  as written (`sngan.flops` counts both).
+  1x1 shortcuts convolve the smaller map. A preset's training step then runs 0.62-0.67 of the
+  multiply-adds of the layout as written (0.58 at 64x64; `sngan.flops` counts both).
 
 `model_cfg` is any object with `resolution, image_channels, num_classes, z_dim, g_ch, d_ch,
 bn_cross_replica, g_bn_momentum` (e.g. `experiments.config.ModelConfig`; not imported here,

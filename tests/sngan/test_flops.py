@@ -114,9 +114,10 @@ def test_forward_flops_match_tensorflow_registry(name):
     # ... which are all that is left over: 3 matmuls of 2|W| per SN weight (G has none).
     assert per_batch[2][0] == 2 * g_fwd
     assert per_batch[2][1] == 2 * d_fwd + 6 * flops.discriminator_sn_weights(cfg)
-    # the up-sampling and pooling folded into the convolutions save about a third
-    assert 0.5 < g_fwd / flops.generator_forward_flops(cfg) < 0.9
-    assert 0.5 < d_fwd / flops.discriminator_forward_flops(cfg) < 0.9
+    # the graphs run the folded convolutions, not the layout as written (the exact executed
+    # count is checked by hand in test_hand_count_of_the_fashion_mnist_model_as_executed)
+    assert g_fwd < flops.generator_forward_flops(cfg)
+    assert d_fwd < flops.discriminator_forward_flops(cfg)
     assert flops.discriminator_sn_weights(cfg) == sum(
         int(np.prod(l.kernel.shape)) for l in d.sn_layers)
 

@@ -459,3 +459,15 @@ def test_pooled_sn_conv_equals_conv_then_pool_and_its_gradients():
 def test_pooled_sn_conv_refuses_what_it_cannot_fold(kwargs):
     with pytest.raises(ValueError, match="pooled=True"):
         SNConv2D(4, **{"kernel_size": 3, **kwargs}, pooled=True)
+    assert SNConv2D(4, 3, strides=(1, 1), pooled=True).pooled
+
+
+def test_pooled_sn_conv_refuses_an_odd_map():
+    """Pooling would drop the odd row; the strided conv would pad it into another output."""
+    layer = SNConv2D(2, 3, pooled=True)
+    with pytest.raises(ValueError, match="even height and width"):
+        layer(tf.zeros([1, 5, 4, 3]))
+    fn = tf.function(layer).get_concrete_function(tf.TensorSpec([None, None, None, 3]))
+    assert fn(tf.zeros([1, 4, 6, 3])).shape == (1, 2, 3, 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="even height and width"):
+        fn(tf.zeros([1, 4, 7, 3]))

@@ -250,14 +250,18 @@ def test_generator_block_is_sngan_block_in_numpy():
 
 
 @pytest.mark.parametrize("optimized,in_ch,ch,down", [(True, 3, 6, True), (False, 4, 6, True),
-                                                     (False, 5, 5, False)])
+                                                     (False, 5, 5, False), (False, 4, 6, False)])
 def test_discriminator_block_is_sngan_block_in_numpy(optimized, in_ch, ch, down):
     """SN-GAN's DBlock / OptimizedDisBlock (sngan_projection, dis_models/resblocks.py), with
     the pooling where the chainer code has it: after each branch's convolutions (the
     optimised block's shortcut pools first)."""
     block = models.DBlock(in_ch, ch, down, optimized=optimized, name="blk")
-    x = np.random.default_rng(5).normal(size=(2, 8, 6, in_ch)).astype(np.float32)
-    out = block(tf.constant(x)).numpy()  # builds; inference: stored u, nothing updated
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(2, 8, 6, in_ch)).astype(np.float32)
+    block(tf.constant(x))  # builds
+    for layer in block.sn_layers:  # non-zero biases: they pass through the pooling too
+        layer.bias.assign(rng.normal(size=layer.bias.shape).astype(np.float32))
+    out = block(tf.constant(x)).numpy()  # inference: stored u, nothing updated
     w = {l: (l.normalized_kernel(False).numpy(), l.bias.numpy()) for l in block.sn_layers}
     relu = lambda a: np.maximum(a, 0.0)  # noqa: E731
     if optimized:
