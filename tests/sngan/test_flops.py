@@ -92,6 +92,38 @@ def test_hand_count_of_the_fashion_mnist_model_as_executed():
     assert flops.sampling_flops(m, 10, executed=True) == 10 * g
 
 
+def test_hand_count_of_a_64x64_model_as_written_and_as_executed():
+    """The 64x64 layout (5 up blocks, 5 down blocks that all pool, widths doubling), counted
+    layer by layer here, since TensorFlow's registry only sees the executed form."""
+    cfg = CONFIGS["uncond64_rgb"]  # z 8, G and D width 2, RGB
+    c = 2
+
+    def conv(size, k, c_in, c_out):
+        return 2 * size * size * k * k * c_in * c_out
+
+    g_widths = [16 * c, 8 * c, 4 * c, 2 * c, c]
+    g_written = g_run = 2 * 8 * 16 * 16 * c + conv(64, 3, c, 3)  # linear, to_image
+    for size, (c_in, c_out) in zip((8, 16, 32, 64), zip(g_widths, g_widths[1:])):
+        g_written += conv(size, 3, c_in, c_out) + conv(size, 3, c_out, c_out) \
+            + conv(size, 1, c_in, c_out)
+        # transposed 4x4 conv: 16 multiply-adds per pixel of the small map, 4 per output
+        g_run += conv(size // 2, 4, c_in, c_out) + conv(size, 3, c_out, c_out) \
+            + conv(size // 2, 1, c_in, c_out)
+    # optimised block at 64 (shortcut pools first), then down blocks at 32, 16, 8, 4
+    d_written = conv(64, 3, 3, c) + conv(64, 3, c, c) + conv(32, 1, 3, c) + 2 * 16 * c
+    d_run = conv(64, 3, 3, c) + conv(32, 4, c, c) + conv(32, 1, 3, c) + 2 * 16 * c
+    for size, (c_in, c_out) in zip((32, 16, 8, 4), [(c, 2 * c), (2 * c, 4 * c),
+                                                    (4 * c, 8 * c), (8 * c, 16 * c)]):
+        d_written += conv(size, 3, c_in, c_in) + conv(size, 3, c_in, c_out) \
+            + conv(size, 1, c_in, c_out)
+        d_run += conv(size, 3, c_in, c_in) + conv(size // 2, 4, c_in, c_out) \
+            + conv(size // 2, 1, c_in, c_out)
+    assert flops.generator_forward_flops(cfg) == g_written
+    assert flops.discriminator_forward_flops(cfg) == d_written
+    assert flops.generator_forward_flops(cfg, executed=True) == g_run
+    assert flops.discriminator_forward_flops(cfg, executed=True) == d_run
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_forward_flops_match_tensorflow_registry(name):
     cfg = CONFIGS[name]
