@@ -307,7 +307,26 @@ def _accelerator_visible() -> bool:
     return bool(tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("TPU"))
 
 
-class ImageConv2D(keras.layers.Conv2D):
+class _SameConv3x3(keras.layers.Conv2D):
+    """Keras's 3x3 'same' `Conv2D`, for subclasses that compute it another way.
+
+    Its variables are Keras's own (kernel [3, 3, in, filters], bias), so checkpoints do not
+    record how a subclass's `convolution_op` computes the convolution.
+    """
+
+    def __init__(self, filters: int, kernel_initializer="glorot_uniform",
+                 name: str | None = None, **kwargs):
+        super().__init__(filters, 3, padding="same", kernel_initializer=kernel_initializer,
+                         name=name, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        for key in ("kernel_size", "strides", "padding"):  # fixed by the class
+            config.pop(key)
+        return config
+
+
+class ImageConv2D(_SameConv3x3):
     """3x3 'same' convolution to a few channels (G's last layer, to the image's 1 or 3).
 
     oneDNN runs such a convolution at a fraction of its usual rate on CPU (about 25 GFLOP/s
@@ -322,8 +341,7 @@ class ImageConv2D(keras.layers.Conv2D):
 
     def __init__(self, filters: int, kernel_initializer="glorot_uniform",
                  taps_as_channels: bool | None = None, name: str | None = None, **kwargs):
-        super().__init__(filters, 3, padding="same", kernel_initializer=kernel_initializer,
-                         name=name, **kwargs)
+        super().__init__(filters, kernel_initializer=kernel_initializer, name=name, **kwargs)
         self.taps_as_channels = taps_as_channels
 
     def convolution_op(self, inputs, kernel):
@@ -339,24 +357,15 @@ class ImageConv2D(keras.layers.Conv2D):
         return _sum_shifted_taps(tf.nn.conv2d(inputs, per_tap, 1, "SAME"))
 
     def get_config(self):
-        config = super().get_config()
-        for key in ("kernel_size", "strides", "padding"):
-            config.pop(key)
-        return {**config, "taps_as_channels": self.taps_as_channels}
+        return {**super().get_config(), "taps_as_channels": self.taps_as_channels}
 
 
-class UpsampleConv2D(keras.layers.Conv2D):
+class UpsampleConv2D(_SameConv3x3):
     """Nearest-neighbour x2 up-sampling, then a 3x3 'same' convolution (G's blocks' conv1).
 
     Computed by `upsample_then_conv`: 2.25x fewer multiply-adds than convolving the
-    up-sampled map, with the same result up to rounding. The variables are Keras's own
-    (kernel [3, 3, in, filters], bias), so checkpoints do not change.
+    up-sampled map, with the same result up to rounding; same variables as Keras's `Conv2D`.
     """
-
-    def __init__(self, filters: int, kernel_initializer="glorot_uniform",
-                 name: str | None = None, **kwargs):
-        super().__init__(filters, 3, padding="same", kernel_initializer=kernel_initializer,
-                         name=name, **kwargs)
 
     def convolution_op(self, inputs, kernel):
         return upsample_then_conv(inputs, tf.convert_to_tensor(kernel))
@@ -365,9 +374,3 @@ class UpsampleConv2D(keras.layers.Conv2D):
         batch, height, width = input_shape[:3]
         return (batch, None if height is None else 2 * height,
                 None if width is None else 2 * width, self.filters)
-
-    def get_config(self):
-        config = super().get_config()
-        for key in ("kernel_size", "strides", "padding"):
-            config.pop(key)
-        return config
