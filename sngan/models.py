@@ -129,7 +129,7 @@ class DBlock(keras.layers.Layer):
     def __init__(self, in_channels: int, channels: int, downsample: bool,
                  optimized: bool = False, name: str | None = None):
         super().__init__(name=name)
-        self.downsample = downsample
+        self.downsample = downsample or optimized  # the optimised block always pools
         self.optimized = optimized
         hidden = channels if optimized else in_channels
         prefix = f"{name}_" if name else ""  # unique layer names: sigma summaries use them
@@ -137,8 +137,8 @@ class DBlock(keras.layers.Layer):
                               name=prefix + "conv1")
         # the pooling after conv2 (residual add and pooling commute) folds into it
         self.conv2 = SNConv2D(channels, 3, kernel_initializer=_conv_init(),
-                              pooled=optimized or downsample, name=prefix + "conv2")
-        learnable = optimized or downsample or in_channels != channels
+                              pooled=self.downsample, name=prefix + "conv2")
+        learnable = self.downsample or in_channels != channels
         self.shortcut = (SNConv2D(channels, 1, kernel_initializer="glorot_uniform",
                                   name=prefix + "shortcut") if learnable else None)
 
@@ -147,13 +147,10 @@ class DBlock(keras.layers.Layer):
         return [l for l in (self.conv1, self.conv2, self.shortcut) if l is not None]
 
     def call(self, x, training=False):
+        h = x if self.optimized else tf.nn.relu(x)  # the optimised block reads raw pixels
+        h = self.conv2(tf.nn.relu(self.conv1(h, training=training)), training=training)
         # conv2 pools its own output where the block down-samples; the shortcut pools first
         # (pooling commutes with a 1x1 convolution, and the pooled map is 4x smaller)
-        if self.optimized:
-            h = self.conv2(tf.nn.relu(self.conv1(x, training=training)), training=training)
-            return h + self.shortcut(_downsample(x), training=training)
-        h = self.conv1(tf.nn.relu(x), training=training)
-        h = self.conv2(tf.nn.relu(h), training=training)
         skip = _downsample(x) if self.downsample else x
         return h + (skip if self.shortcut is None else self.shortcut(skip, training=training))
 
