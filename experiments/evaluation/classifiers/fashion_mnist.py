@@ -106,9 +106,12 @@ class FashionMNISTClassifier:
         self.model = model
         self.version = version
         self.record = record or {}
-        self._fn = tf.function(
-            lambda x: tuple(model(x, training=False)[k] for k in ("logits", "features")),
-            input_signature=[tf.TensorSpec([None, *IMAGE_SHAPE], tf.float32)])
+        self._fn = tf.function(self._logits_and_features,
+                               input_signature=[tf.TensorSpec([None, *IMAGE_SHAPE], tf.float32)])
+
+    def _logits_and_features(self, images):
+        out = self.model(images, training=False)  # one forward pass gives both outputs
+        return out["logits"], out["features"]
 
     def activations(self, images, batch_size: int = 500):
         return run_in_batches(self._fn, images, batch_size, IMAGE_SHAPE, self.name)
