@@ -13,9 +13,9 @@ Run on demand (never in tests), on a quiet machine; one run prints Markdown tabl
       for fashion_mnist at global batch 8, 64, 512 (its n_dis 2) and cifar10 at 64, n_dis 1,
       G batch multiplier 1 (mimicry's cGAN-PD step: 1 D + 1 G update on 64);
   (d) the cost of one `fast`-protocol evaluation of fashion_mnist: generating and classifying
-      5,000 samples (the bare cost) against
-      `experiments.evaluation.evaluator.Evaluator.score` (the full cost, with IS/FID/KID),
-      both through the trainer's sampler;
+      5,000 samples (the bare cost), that plus TF-GAN's IS/FID/KID, and
+      `experiments.evaluation.evaluator.Evaluator.score` (the full cost: IS/FID/KID and the
+      recognisability metrics), all through the trainer's sampler;
   (e) with --sweep-dir DIR (a finished sweep): its end-to-end efficiency, model FLOPs
       (training + evaluation generation) / wall time, as a fraction of the peak measured now.
 
@@ -315,17 +315,20 @@ def evaluation_costs(repeats: int) -> dict:
                 standing_batches=ev.standing_batches)]
 
         images = generate()  # trace
-        scoring.classify(images, classifier, ev)
+        logits, features = scoring.classify(images, classifier, ev)
         evaluator.score(generator, replicator, step=0)
         gen = median_seconds(generate, repeats, warmup=0)
         cls = median_seconds(lambda: scoring.classify(images, classifier, ev), repeats,
                              warmup=0)
+        is_fid_kid = median_seconds(lambda: scoring.score_activations(
+            logits, features, evaluator.real_features, ev), repeats)
         full = median_seconds(lambda: evaluator.score(generator, replicator, step=0), repeats,
                               warmup=0)
     per_image = registry_flops(tf.function(
         lambda x: classifier.model(x, training=False)).get_concrete_function(
         tf.TensorSpec([1, 32, 32, 1])))
     return dict(n=ev.num_fake, setup_s=setup, generate=gen, classify=cls, full=full,
+                is_fid_kid=is_fid_kid,
                 generate_flops=flops.evaluation_generation_flops(
                     cfg.model, ev.num_fake, ev.batch_size, ev.bn_mode, ev.standing_batches),
                 generate_executed_flops=flops.evaluation_generation_flops(
@@ -470,12 +473,19 @@ def main():
         g_run = e["generate_executed_flops"] / 1e9
         gen, cls, full = e["generate"], e["classify"], e["full"]
         bare = Timing((gen.wall + cls.wall, gen.cpu + cls.cpu))
+        ifk = e["is_fid_kid"]
+        with_ifk = Timing((bare.wall + ifk.wall, bare.cpu + ifk.cpu))
         for label, t, fl in ((f"generate {e['n']} samples (trainer's sampler)", gen, g),
                              ("classify them", cls, c),
                              ("bare cost: generate + classify", bare, g + c),
-                             ("full `Evaluator.score` (adds IS/FID/KID)", full, g + c)):
+                             ("bare + IS/FID/KID (TF-GAN, float64; timed alone)", with_ifk,
+                              g + c),
+                             ("full `Evaluator.score` (IS/FID/KID, accuracy, intra-FID, "
+                              "precision/recall, density/coverage)", full, g + c)):
             print(f"| {label} | {t.wall:.2f} | {t.cpu:.2f} | {fl:.1f} | {fl / t.cpu:.0f} | "
                   f"{fl / t.cpu / peak.cpu:.2f} |")
+        print(f"| (bare + IS/FID/KID) / bare | {with_ifk.wall / bare.wall:.2f}x | "
+              f"{with_ifk.cpu / bare.cpu:.2f}x | | | |")
         print(f"| full / bare | {full.wall / bare.wall:.2f}x | {full.cpu / bare.cpu:.2f}x "
               f"| | | |")
         print(f"| generation, executed FLOPs | | | {g_run:.1f} | {g_run / gen.cpu:.0f} | "
