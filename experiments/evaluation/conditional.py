@@ -65,8 +65,9 @@ _BLOCK_ELEMENTS = 1 << 22
 # k-NN distances in float32 on features centred at the real mean, as the reference codes of
 # both papers compute them (their features are float32 network outputs, and so are ours):
 # 2.9x faster than float64 on the 5,000 x 10,000 `fast` protocol (0.65 -> 0.22 s of a 3.8 s
-# evaluation), and over its 50M (fake, real) pairs the two differ by a pair or two (5e-5 of
-# density or coverage, 100x below the evaluation noise). Records say so (Protocol.knn_dtype).
+# evaluation, in blocks of 16M), and over its 50M (fake, real) pairs the two differ by a pair
+# or two (5e-5 of density or coverage, 100x below the evaluation noise). Records say so
+# (Protocol.knn_dtype).
 DISTANCE_DTYPE = np.float32
 
 
