@@ -22,6 +22,7 @@ diverged state is never checkpointed or scored.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -34,7 +35,7 @@ import tensorflow as tf
 import replication
 from common import faults
 from common.progress import ProgressMeter
-from sngan import checkpoints, losses, models
+from sngan import checkpoints, gradient_noise, losses, models, noise_scale
 from sngan.sampling import Sampler
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,10 @@ class GANTrainer:
         # sngan_projection's generator update draws n_gen_samples = 2x the D batch
         self.g_batch_multiplier = getattr(train_cfg, "g_batch_multiplier", 1)
         replicator.per_replica_batch(self.micro_batch)  # clear error if not divisible
+        # B_simple every noise_scale_every steps (sngan/noise_scale.py); None when off
+        self.noise_scale, self._noise_splits = gradient_noise.tracker_for(
+            getattr(train_cfg, "noise_scale_every", 0), replicator.num_replicas,
+            train_cfg.grad_accumulation, self.global_batch, self.g_batch_multiplier)
         self.num_classes = model_cfg.num_classes
         os.makedirs(workdir, exist_ok=True)
 
@@ -117,14 +122,15 @@ class GANTrainer:
                 train_cfg.d_lr, beta_1=train_cfg.beta1, beta_2=train_cfg.beta2))
             self.g_opt.build(self.generator.trainable_variables)
             self.d_opt.build(self.discriminator.trainable_variables)
-            self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step",
-                                    aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+            self.global_step = tf.Variable(
+                0, dtype=tf.int64, trainable=False, name="step",
+                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
             # Training wall time, checkpointed so a resumed run reports its total.
             self.train_time = tf.Variable(0.0, dtype=tf.float64, trainable=False,
                                           name="train_time_s",
                                           aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
 
-        trackables = dict(step=self.step, train_time_s=self.train_time,
+        trackables = dict(step=self.global_step, train_time_s=self.train_time,
                           generator=variables_by_name(self.generator.weights),
                           discriminator=variables_by_name(self.discriminator.weights),
                           g_optimizer=variables_by_name(self.g_opt.optimizer.variables),
@@ -133,7 +139,7 @@ class GANTrainer:
             trackables["generator_ema"] = variables_by_name(self.g_ema.weights)
         self.checkpoint = tf.train.Checkpoint(**trackables)
         # every checkpointed variable, to reset them after a failed restore or XLA attempt
-        self._state = [self.step, self.train_time] + [
+        self._state = [self.global_step, self.train_time] + [
             v for group in trackables.values() if isinstance(group, dict) for v in group.values()]
         # finite weights are checked after every step: a NaN is never saved nor scored
         self._watched = [getattr(v, "value", v) for m in (self.generator, self.discriminator,
@@ -165,16 +171,38 @@ class GANTrainer:
         self._g_update = tf.function(self._g_replica_step, jit_compile=jit or None,
                                      autograph=False)
         self._train_step = tf.function(self._step, autograph=False)
+        if self.noise_scale is not None:  # measuring steps run their own trace of the step
+            self._train_step = self._measuring(self._train_step, tf.function(
+                functools.partial(self._step, measure=True), autograph=False))
+
+    def _measuring(self, plain, measured):
+        """The step function: `measured` on the steps the noise scale is due, else `plain`.
+        A measured step's squared norms go to the tracker, not to the metrics."""
+        def train_step(iterator):
+            number = int(self.global_step.numpy()) + 1
+            if not self.noise_scale.due(number):
+                return plain(iterator)
+            out = measured(iterator)
+            for player in noise_scale.PLAYERS:
+                self.noise_scale.observe(number, player,
+                                         float(out.pop(f"noise/{player}_small_sq")),
+                                         float(out.pop(f"noise/{player}_big_sq")))
+            return out
+        return train_step
 
     def _restore(self) -> int:
         restored = checkpoints.restore_newest(self.checkpoint, self.manager.directory,
                                               self._state)
         if restored:
-            log.info("resumed from %s at step %d", restored, int(self.step.numpy()))
-        return int(self.step.numpy())
+            log.info("resumed from %s at step %d", restored, int(self.global_step.numpy()))
+        return int(self.global_step.numpy())
 
-    def _run_step(self) -> dict[str, float]:
-        """One training step; under auto XLA the first one may fall back to no XLA."""
+    def step(self) -> dict[str, float]:
+        """One training step (n_dis D updates, one G update); returns its metrics as floats.
+
+        The loop's unit, public for callers that time or drive steps themselves (benchmarks).
+        Under auto XLA the first call may fall back to no XLA.
+        """
         if not self._xla_on_trial:
             return {k: float(v.numpy()) for k, v in self._train_step(self.iterator).items()}
         self._xla_on_trial = False
@@ -199,16 +227,17 @@ class GANTrainer:
              if self.num_classes else None)
         return z, y
 
-    def _d_replica_step(self, batches, key):
+    def _d_replica_step(self, batches, key, measure=False):
         disc, gen = self.discriminator, self.generator
         grads = [tf.zeros_like(v) for v in disc.trainable_variables]
+        norms = gradient_noise.UnitNorms(measure, self._noise_splits)
         totals = {"d_loss": 0.0, "d_real": 0.0, "d_fake": 0.0}
         for k, (real, real_y) in enumerate(batches):
             z, fake_y = self._random_inputs(key * self.cfg.grad_accumulation + k,
                                             self.micro_batch)
             fake = gen(z, fake_y, training=True)
             n = tf.shape(real)[0]
-            with tf.GradientTape() as tape:
+            with norms.tape() as tape:
                 # One D call on real and fake together: one power iteration per D update.
                 images = tf.concat([real, fake], 0)
                 labels = tf.concat([real_y, fake_y], 0) if self.num_classes else None
@@ -216,34 +245,42 @@ class GANTrainer:
                 real_logits, fake_logits = logits[:n], logits[n:]
                 per_example = losses.discriminator_loss(self.cfg.loss, real_logits, fake_logits)
                 loss = replication.average_loss(per_example, self.global_batch)
-            grads = [g + dg for g, dg in zip(grads, tape.gradient(loss, disc.trainable_variables))]
+                norms.slice(per_example, self.global_batch)
+            unit_grads = tape.gradient(loss, disc.trainable_variables)
+            norms.add(tape, disc.trainable_variables, unit_grads)
+            grads = [g + dg for g, dg in zip(grads, unit_grads)]
             totals["d_loss"] += loss
             totals["d_real"] += tf.reduce_sum(real_logits) / self.global_batch
             totals["d_fake"] += tf.reduce_sum(fake_logits) / self.global_batch
+        totals.update(norms.result("d", grads))
         self.d_opt.apply_gradients(zip(grads, disc.trainable_variables))
         return totals
 
-    def _g_replica_step(self, key):
+    def _g_replica_step(self, key, measure=False):
         disc, gen = self.discriminator, self.generator
         grads = [tf.zeros_like(v) for v in gen.trainable_variables]
+        norms = gradient_noise.UnitNorms(measure, self._noise_splits)
         total = 0.0
         for k in range(self.cfg.grad_accumulation):
             z, fake_y = self._random_inputs(key * self.cfg.grad_accumulation + k,
                                             self.micro_batch * self.g_batch_multiplier)
-            with tf.GradientTape() as tape:
+            with norms.tape() as tape:
                 fake = gen(z, fake_y, training=True)
                 logits = disc(fake, fake_y, training=False)
                 per_example = losses.generator_loss(self.cfg.loss, logits)
                 loss = replication.average_loss(per_example,
                                                 self.global_batch * self.g_batch_multiplier)
-            grads = [g + dg for g, dg in zip(grads, tape.gradient(loss, gen.trainable_variables))]
+                norms.slice(per_example, self.global_batch * self.g_batch_multiplier)
+            unit_grads = tape.gradient(loss, gen.trainable_variables)
+            norms.add(tape, gen.trainable_variables, unit_grads)
+            grads = [g + dg for g, dg in zip(grads, unit_grads)]
             total += loss
         self.g_opt.apply_gradients(zip(grads, gen.trainable_variables))
-        return {"g_loss": total}
+        return {"g_loss": total, **norms.result("g", grads)}
 
-    def _step(self, iterator):
+    def _step(self, iterator, measure=False):
         cfg, repl = self.cfg, self.replicator
-        step = self.step
+        step = self.global_step
         self.g_opt.optimizer.learning_rate.assign(
             linear_decay(step, cfg.g_lr, cfg.lr_decay_start, cfg.steps))
         self.d_opt.optimizer.learning_rate.assign(
@@ -252,9 +289,12 @@ class GANTrainer:
         metrics = {}
         for i in range(cfg.n_dis):
             batches = tuple(next(iterator) for _ in range(cfg.grad_accumulation))
-            out = repl.run(self._d_update, batches, step * phases + i)
+            # a measuring step measures its last D update
+            out = repl.run(self._d_update, batches, step * phases + i,
+                           **({"measure": True} if measure and i == cfg.n_dis - 1 else {}))
             metrics = {k: repl.reduce(v, "sum") for k, v in out.items()}  # last D update
-        out = repl.run(self._g_update, step * phases + cfg.n_dis)
+        out = repl.run(self._g_update, step * phases + cfg.n_dis,
+                       **({"measure": True} if measure else {}))
         metrics.update({k: repl.reduce(v, "sum") for k, v in out.items()})
         if self.g_ema is not None:
             decay = cfg.ema_decay
@@ -288,6 +328,10 @@ class GANTrainer:
             for k, v in metrics.items():
                 tf.summary.scalar(f"losses/{k}" if "loss" in k else f"d_outputs/{k}", v)
             tf.summary.scalar("lr/g", float(self.g_opt.optimizer.learning_rate.numpy()))
+            for player, b_simple in (self.noise_scale.current() if self.noise_scale else
+                                     {}).items():
+                if b_simple is not None:
+                    tf.summary.scalar(f"noise_scale/b_simple_{player}", b_simple)
             for name, sigma in self.sn_sigmas().items():
                 tf.summary.scalar(f"sigma/{name}", sigma)
             if images:
@@ -306,7 +350,7 @@ class GANTrainer:
         now = time.perf_counter()
         self.train_time.assign_add(now - self._clock)
         self._clock = now
-        return self.manager.save(checkpoint_number=int(self.step.numpy()))
+        return self.manager.save(checkpoint_number=int(self.global_step.numpy()))
 
     @property
     def total_train_time(self) -> float:
@@ -319,13 +363,13 @@ class GANTrainer:
         """
         cfg = self.cfg
         last = cfg.steps if until is None else min(until, cfg.steps)
-        start_step = int(self.step.numpy())
+        start_step = int(self.global_step.numpy())
         meter = ProgressMeter(cfg.steps, self.images_per_step, start_step)
         self._clock = time.perf_counter()
         metrics = {}
         step = start_step
         while step < last:
-            metrics = self._run_step()
+            metrics = self.step()
             weights_finite = metrics.pop("weights_finite") == 1.0
             if not weights_finite or not all(math.isfinite(v) for v in metrics.values()):
                 # Do not checkpoint or score the broken state: the last good checkpoint stays.
@@ -335,7 +379,7 @@ class GANTrainer:
                                    step * self.images_per_step, diverged_at=step + 1,
                                    last_metrics=metrics)
             faults.reached("step")
-            step = int(self.step.numpy())
+            step = int(self.global_step.numpy())
             if step % cfg.log_every == 0 or step == cfg.steps:
                 meter.report(step, **metrics)
             if step % cfg.summary_every == 0 or step == cfg.steps:

@@ -45,7 +45,7 @@ def state(trainer) -> dict:
               "G_ema": trainer.g_ema.weights if trainer.g_ema is not None else []}
     out = {f"{group}|{i:03d}|{v.path.split('/', 1)[-1]}": np.asarray(v.numpy())
            for group, variables in groups.items() for i, v in enumerate(variables)}
-    out["step"] = np.asarray(trainer.step.numpy())
+    out["step"] = np.asarray(trainer.global_step.numpy())
     return out
 
 
@@ -120,8 +120,21 @@ def assert_holds_checkpoint(trainer, prefix):
             stored = tf.train.load_variable(prefix,
                                             f"{group}/{escaped}/.ATTRIBUTES/VARIABLE_VALUE")
             np.testing.assert_array_equal(v.numpy(), stored, err_msg=f"{group}/{key}")
-    assert int(trainer.step.numpy()) == tf.train.load_variable(
+    assert int(trainer.global_step.numpy()) == tf.train.load_variable(
         prefix, "step/.ATTRIBUTES/VARIABLE_VALUE")
+
+
+def test_public_step_is_one_step_of_fit(full, tmp_path):
+    """`step()` (what benchmarks drive) is the loop's unit: 4 calls reach fit()'s state."""
+    trainer = make(tmp_path, EMA)
+    metrics = trainer.step()
+    assert int(trainer.global_step.numpy()) == 1
+    assert {"d_loss", "g_loss", "weights_finite"} <= set(metrics)
+    assert all(isinstance(v, float) for v in metrics.values())
+    assert metrics["weights_finite"] == 1.0
+    for _ in range(3):
+        trainer.step()
+    assert_same_state(state(full), state(trainer))
 
 
 def test_a_damaged_latest_checkpoint_falls_back_to_the_previous_one(full, tmp_path, caplog):
