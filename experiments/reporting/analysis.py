@@ -1,75 +1,332 @@
-"""The study's answer: trends over batch size, the evaluation-noise floor, and one verdict per
-metric on the paper's comparison (batch 64 -> 512), each with the rule that produced it."""
+"""The study's answer, each number with the rule that produced it:
+
+- two comparisons of the baseline batch (64) with the target (512): at equal generator steps
+  (the paper's) and, where control points exist, at equal images seen;
+- for each: Welch intervals (primary), the exact test with enough seeds, the paired interval as
+  a sensitivity analysis, and verdicts (IS primary; FID and accuracy secondary, Holm-adjusted);
+- trends over batch size, the seed-to-seed noise floor beside the evaluation noise, and whether
+  each learning curve had flattened by its last evaluation.
+"""
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 
 import numpy as np
 
 from experiments.config import BASELINE_BATCH
-from experiments.records import Point
+from experiments.records import Point, PointRecord
 from experiments.reporting import statistics
-from experiments.reporting.summary import METRICS, final_value, ratio_vs_baseline, replicate_values
+from experiments.reporting.summary import (
+    EQUAL_IMAGES,
+    EQUAL_STEPS,
+    METRICS,
+    budget,
+    final_value,
+    paired_vs_baseline,
+    ratio_vs_baseline,
+    replicate_values,
+    seed_values,
+    split_by_budget,
+)
 
-TARGET_BATCH = 512  # the paper's "64 -> 512"
+TARGET_BATCH = 512  # TF-Replicator compares batch 64 with 512
 PAPER_IS_CHANGE = 50.0  # TF-Replicator (arXiv 1902.00465): IS +~50% from batch 64 to 512
 NAMES = {"is": "IS", "fid": "FID", "acc": "conditional accuracy"}
+PRIMARY, SECONDARY = "is", ("fid", "acc")
+LABELS = {EQUAL_STEPS: "equal steps (the paper's)", EQUAL_IMAGES: "equal images"}
+SHORT = {EQUAL_STEPS: "at equal steps", EQUAL_IMAGES: "at equal images"}
+FORMATS = {"is": ".2f", "fid": ".1f", "acc": ".3f"}
+
+
+def _done(points: list[Point]) -> list[PointRecord]:
+    return [p.record for p in points if p.record.status == "done"]
+
+
+def _arm(records: list[PointRecord]) -> dict:
+    return dict(batch=records[0].global_batch_size, steps=records[0].steps,
+                images_seen=records[0].images_seen, seeds=sorted(r.seed for r in records),
+                **{m: _mean_sd([final_value(r, m) for r in records]) for m in NAMES})
+
+
+def _mean_sd(values) -> dict:
+    v = [x for x in values if x is not None and math.isfinite(x)]
+    return dict(mean=float(np.mean(v)) if v else None,
+                sd=float(np.std(v, ddof=1)) if len(v) > 1 else None)
+
+
+def compare(name: str, base: list[PointRecord], other: list[PointRecord]) -> dict:
+    """Every statistic of one comparison; `name` is its budget (EQUAL_STEPS or EQUAL_IMAGES)."""
+    b0, b1 = base[0].global_batch_size, other[0].global_batch_size
+    out = dict(name=name, label=LABELS[name], baseline=_arm(base), target=_arm(other),
+               metrics={}, verdicts=[])
+    intervals = {}
+    for metric in NAMES:
+        ci = ratio_vs_baseline(base, other, metric)
+        if ci is None:
+            continue
+        intervals[metric] = ci
+        a, b = seed_values(base, metric), seed_values(other, metric)
+        paired = paired_vs_baseline(base, other, metric)
+        out["metrics"][metric] = dict(
+            interval=ci.to_dict(),
+            exact=statistics.exact_test(list(a.values()), list(b.values())).to_dict(),
+            paired=None if paired is None else paired.to_dict())
+    secondary_p = {m: intervals[m].p_value for m in SECONDARY
+                   if m in intervals and intervals[m].p_value is not None}
+    adjusted = statistics.holm(secondary_p)
+    for metric, ci in intervals.items():
+        seeds = (len(seed_values(base, metric)), len(seed_values(other, metric)))
+        paper = PAPER_IS_CHANGE if metric == PRIMARY and name == EQUAL_STEPS else None
+        v = statistics.verdict(NAMES[metric], ci, METRICS[metric][1], b0, b1, seeds, paper,
+                               adjusted.get(metric) if metric != PRIMARY else None,
+                               label=SHORT[name])
+        out["metrics"][metric]["holm_p"] = adjusted.get(metric)
+        out["verdicts"].append({**v.to_dict(), "name": v.metric, "metric": metric,
+                                "primary": metric == PRIMARY})
+    return out
+
+
+def equal_images_arms(controls: list[Point], table_points: list[Point], target: int):
+    """(batch-64 control records, target-batch records with the same images seen), or None."""
+    base = [r for r in _done(controls) if r.global_batch_size == BASELINE_BATCH]
+    if not base:
+        return None
+    images = max({r.images_seen for r in base}, key=[r.images_seen for r in base].count)
+    base = [r for r in base if r.images_seen == images]
+    other = {}
+    for r in _done(table_points) + _done(controls):  # a labelled control wins a seed's slot
+        if r.global_batch_size == target and r.images_seen == images:
+            other[r.seed] = r
+    return (base, list(other.values())) if other else (base, [])
 
 
 def analyse(points: list[Point]) -> dict:
-    done = [p.record for p in points if p.record.status == "done"]
-    out = dict(trends={}, noise_floor={}, verdicts=[], target_batch=None)
-    for metric in ("is", "fid", "acc"):
+    table_points, controls = split_by_budget(points)
+    done = _done(table_points)
+    out = dict(baseline_batch=BASELINE_BATCH, target_batch=None, comparisons=[],
+               equal_images_note=None, trends={}, seed_spread={}, evaluation_noise={},
+               plateau=plateau(points))
+    for metric in NAMES:
         pairs = [(r.global_batch_size, final_value(r, metric)) for r in done]
         pairs = [(b, v) for b, v in pairs if v is not None and math.isfinite(v)]
         try:
-            out["trends"][metric] = statistics.trend_test(*zip(*pairs)).to_dict()
+            out["trends"][metric] = statistics.trend_test(*zip(*pairs), BASELINE_BATCH
+                                                          ).to_dict()
         except (ValueError, TypeError):  # too few points for a trend
             pass
-        cvs = []
-        for r in done:
-            values = replicate_values(r, metric)
-            if len(values) > 1:
-                cvs.append(statistics.noise_floor(values).cv)
-        if cvs:
-            out["noise_floor"][metric] = dict(points=len(cvs),
-                                              median_cv=float(np.median(cvs)),
-                                              max_cv=float(np.max(cvs)))
+        out["seed_spread"][metric] = seed_spread(done, metric)
+        out["evaluation_noise"][metric] = evaluation_noise(done, metric)
     batches = sorted({r.global_batch_size for r in done})
     target = TARGET_BATCH if TARGET_BATCH in batches else (max(batches) if batches else None)
     if BASELINE_BATCH not in batches or target is None or target == BASELINE_BATCH:
         return out
     out["target_batch"] = target
-    base = [r for r in done if r.global_batch_size == BASELINE_BATCH]
-    other = [r for r in done if r.global_batch_size == target]
-    for metric in ("is", "fid", "acc"):
-        ci = ratio_vs_baseline(base, other, metric)
-        if ci is None:
-            continue
-        v = statistics.verdict(NAMES[metric], ci, METRICS[metric][1],
-                               PAPER_IS_CHANGE if metric == "is" else None)
-        text = v.text.replace("64 -> 512", f"64 -> {target}", 1)
-        out["verdicts"].append(dict(metric=metric, outcome=v.outcome, text=text,
-                                    interval=ci.to_dict()))
+    main_budget = budget(done[0])
+    out["comparisons"].append(compare(
+        main_budget, [r for r in done if r.global_batch_size == BASELINE_BATCH],
+        [r for r in done if r.global_batch_size == target]))
+    if main_budget == EQUAL_IMAGES:  # the whole sweep is at equal images: nothing to add
+        return out
+    arms = equal_images_arms(controls, table_points, target)
+    if arms is None:
+        out["equal_images_note"] = (
+            f"No equal-images control points in this sweep (batch {BASELINE_BATCH} points "
+            f"with sweep_budget '{EQUAL_IMAGES}'): the equal-images comparison is not "
+            "available.")
+    elif not arms[1]:
+        out["equal_images_note"] = (
+            f"Equal-images control points exist, but no batch-{target} point saw the same "
+            f"{arms[0][0].images_seen:,} images: the comparison is not available.")
+    else:
+        out["comparisons"].append(compare(EQUAL_IMAGES, *arms))
     return out
+
+
+def seed_spread(done: list[PointRecord], metric: str) -> dict | None:
+    """Coefficient of variation over training seeds, per batch size: the noise a difference
+    between batch sizes must clear."""
+    by_batch = defaultdict(list)
+    for r in done:
+        v = final_value(r, metric)
+        if v is not None and math.isfinite(v):
+            by_batch[r.global_batch_size].append(v)
+    cvs = {b: statistics.spread(v).cv for b, v in sorted(by_batch.items()) if len(v) > 1}
+    if not cvs:
+        return None
+    return dict(batch_sizes=len(cvs), median_cv=float(np.median(list(cvs.values()))),
+                min_cv=float(min(cvs.values())), max_cv=float(max(cvs.values())),
+                cv_by_batch={str(b): cv for b, cv in cvs.items()})
+
+
+def evaluation_noise(done: list[PointRecord], metric: str) -> dict | None:
+    """Coefficient of variation of one checkpoint over evaluation seeds, across points."""
+    cvs = [statistics.spread(v).cv for v in (replicate_values(r, metric) for r in done)
+           if len(v) > 1]
+    if not cvs:
+        return None
+    return dict(points=len(cvs), median_cv=float(np.median(cvs)), max_cv=float(np.max(cvs)))
+
+
+def plateau(points: list[Point]) -> list[dict]:
+    """Per curve (budget, batch): did each seed's last evaluation interval change IS by more
+    than the seed-to-seed spread of the final IS? A curve within the spread had flattened;
+    one beyond it was still changing. Nothing here says 'converged'."""
+    groups = defaultdict(list)
+    for p in points:
+        if p.record.status == "done":
+            groups[(budget(p.record), p.record.global_batch_size, p.record.steps)].append(p)
+    out = []
+    for (name, batch, steps), group in sorted(groups.items()):
+        finals = [p.record.final.is_mean for p in group]
+        sd = statistics.spread(finals).std if len(finals) > 1 else None
+        curves = []
+        for p in sorted(group, key=lambda p: p.record.seed):
+            h = sorted((e for e in p.history if e.step is not None), key=lambda e: e.step)
+            if len(h) < 2:
+                continue
+            change = h[-1].is_mean - h[-2].is_mean
+            curves.append(dict(seed=p.record.seed, from_step=h[-2].step, to_step=h[-1].step,
+                               is_change=change,
+                               flattened=None if sd is None else bool(abs(change) <= sd)))
+        if curves:
+            out.append(dict(budget=name, batch=batch, steps=steps, seed_sd=sd, curves=curves))
+    return out
+
+
+# -- Markdown ---------------------------------------------------------------------------------
+def _pct(ci: dict) -> str:
+    text = f"{100 * (ci['ratio'] - 1):+.1f}%"
+    if ci["low"] != ci["low"]:  # NaN: no interval
+        return text
+    return f"{text} [{100 * (ci['low'] - 1):+.1f}, {100 * (ci['high'] - 1):+.1f}]"
+
+
+def _p(p: float) -> str:
+    return f"{p:#.2g}"
+
+
+def _comparison_markdown(c: dict) -> list[str]:
+    a, b = c["baseline"], c["target"]
+    lines = [f"### {c['label'][0].upper() + c['label'][1:]}: batch {a['batch']} x "
+             f"{a['steps']:,} steps vs batch {b['batch']} x {b['steps']:,} steps", "",
+             f"Images seen: {a['images_seen']:,} vs {b['images_seen']:,}; seeds "
+             f"{a['seeds']} vs {b['seeds']}.", ""]
+    if c["name"] == EQUAL_IMAGES:
+        lines += ["Here 'reproduced' means the larger batch still scores better when both "
+                  "have seen the same images.", ""]
+    lines += ["| arm | IS | FID | accuracy |", "|---|---|---|---|"]
+    for arm in (a, b):
+        cells = [format(arm[m]["mean"], FORMATS[m])
+                 + (f" ± {format(arm[m]['sd'], FORMATS[m])}" if arm[m]["sd"] else "")
+                 if arm[m]["mean"] is not None else "-" for m in NAMES]
+        lines.append(f"| batch {arm['batch']} x {arm['steps']:,} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for v in c["verdicts"]:
+        lines.append(f"- **{v['text']}**" if v["primary"] else f"- {v['text']}")
+    metrics = c["metrics"]
+    exact = [(m, d["exact"]) for m, d in metrics.items()]
+    if exact and all(e["p_value"] is not None for _, e in exact):
+        lines.append("- Exact test (Mann-Whitney U, two-sided, distribution-free): " + "; ".join(
+            f"{NAMES[m]} U = {e['u']:.0f}, p = {_p(e['p_value'])}" for m, e in exact)
+            + f" (smallest attainable p = {_p(exact[0][1]['smallest_p'])}).")
+    elif exact:
+        e = exact[0][1]
+        lines.append(f"- Exact test not run: it needs at least {statistics.EXACT_MIN_SEEDS} "
+                     f"seeds per arm; {e['n_a']} vs {e['n_b']} cannot reach p < 0.05 (smallest "
+                     f"attainable two-sided p = {_p(e['smallest_p'])}).")
+    paired = [(m, d["paired"]) for m, d in metrics.items() if d["paired"]]
+    if paired:
+        lines.append("- Sensitivity, seeds paired by index (seed k at both batch sizes shares "
+                     "initial weights and data order; pairing is a modelling choice): " +
+                     "; ".join(f"{NAMES[m]} {_pct(p)} (paired t, df {p['df']:.0f})"
+                               if p["df"] is not None else f"{NAMES[m]} {_pct(p)}"
+                               for m, p in paired) + ".")
+    return lines + [""]
+
+
+def _trend_lines(metric: str, t: dict) -> list[str]:
+    if t["spearman_p_at_floor"]:
+        p = (f"Monte Carlo p ≤ 1/{t['resamples'] + 1:,}: none of {t['resamples']:,} random "
+             "orderings reached it")
+    else:
+        p = f"p = {_p(t['spearman_p'])}"
+    means = (f"; batch means (n = {t['means_n']}): rho {t['means_rho']:+.2f}, exact p = "
+             f"{_p(t['means_p'])} (all {math.factorial(t['means_n']):,} orderings)"
+             if t["means_p"] == t["means_p"] else "")
+    lines = [f"- {NAMES[metric]} over log2(batch), all seeds pooled (n = {t['n']}): Spearman "
+             f"rho {t['spearman_rho']:+.2f}, {p}{means}."]
+    fits = []
+    for f in t["lines"]:
+        if f["lack_of_fit_p"] is None:
+            fit = "lack of fit not testable"
+        else:
+            fit = (f"lack-of-fit p = {_p(f['lack_of_fit_p'])}: a line "
+                   + ("fits" if f["lack_of_fit_p"] >= statistics.ALPHA else "does not fit"))
+        fits.append(f"batch {f['first']}..{f['last']} slope {f['slope']:+.3g} per doubling "
+                    f"[95% CI {f['slope_low']:+.3g}, {f['slope_high']:+.3g}], {fit}")
+    lines.append("  - Straight lines in log2(batch): " + "; ".join(fits) + ".")
+    return lines
+
+
+def _plateau_lines(result: dict) -> list[str]:
+    lines = []
+    for g in result["plateau"]:
+        changes = ", ".join(f"{c['is_change']:+.2f}" for c in g["curves"])
+        c0 = g["curves"][0]
+        head = (f"- batch {g['batch']} x {g['steps']:,} steps ({SHORT[g['budget']]}), steps "
+                f"{c0['from_step']:,} -> {c0['to_step']:,}: IS {changes}")
+        if g["seed_sd"] is None:
+            lines.append(head + "; one seed, no seed spread to judge by.")
+            continue
+        flat = [c["seed"] for c in g["curves"] if c["flattened"]]
+        which = f" (seed{'s' if len(flat) > 1 else ''} {', '.join(map(str, flat))})" if flat \
+            else ""
+        lines.append(head + f" vs seed spread {g['seed_sd']:.2f}: {len(flat)} of "
+                     f"{len(g['curves'])} curves flattened{which}.")
+    return lines
 
 
 def analysis_markdown(result: dict) -> str:
     lines = ["## Signal and noise", ""]
-    for v in result["verdicts"]:
-        lines.append(f"- **{v['text']}**")
-    if not result["verdicts"]:
-        lines.append(f"- No verdict: it needs finished points at batch {BASELINE_BATCH} and "
-                     f"a larger batch.")
-    for metric, t in result["trends"].items():
-        lines.append(
-            f"- Trend of {NAMES[metric]} over log2(batch), all seeds pooled (n = {t['n']}): "
-            f"Spearman rho {t['spearman_rho']:+.2f} (p = {t['spearman_p']:.2g}); slope "
-            f"{t['slope_per_doubling']:+.3g} per doubling [95% CI {t['slope_low']:+.3g}, "
-            f"{t['slope_high']:+.3g}].")
-    for metric, nf in result["noise_floor"].items():
-        lines.append(
-            f"- Evaluation-noise floor of {NAMES[metric]} (same checkpoint, several evaluation "
-            f"seeds, {nf['points']} points): median coefficient of variation "
-            f"{100 * nf['median_cv']:.2f}% (max {100 * nf['max_cv']:.2f}%).")
-    return "\n".join(lines) + "\n"
+    if not result["comparisons"]:
+        lines += [f"No verdict: it needs finished points at batch {BASELINE_BATCH} and a "
+                  "larger batch.", ""]
+    for c in result["comparisons"]:
+        lines += _comparison_markdown(c)
+    if result["equal_images_note"]:
+        lines += [f"### {LABELS[EQUAL_IMAGES][0].upper() + LABELS[EQUAL_IMAGES][1:]}", "",
+                  result["equal_images_note"], ""]
+    if result["comparisons"]:
+        lines += [
+            "Intervals: 95% Welch t-intervals on log values (seeds as independent runs), "
+            "around the ratio of geometric means; df = Welch-Satterthwaite degrees of freedom. "
+            "IS is the primary metric, judged by its interval; FID and accuracy are secondary, "
+            "judged by Holm-adjusted p-values over the two of them. All three come from one "
+            "classifier's outputs, so they are not three independent confirmations.", ""]
+    if result["trends"]:
+        lines += ["### Trend over batch size", ""]
+        for metric, t in result["trends"].items():
+            lines += _trend_lines(metric, t)
+        lines.append("")
+    noise = []
+    for metric, s in result["seed_spread"].items():
+        if s:
+            noise.append(f"- Seed-to-seed spread of {NAMES[metric]} (the noise floor a "
+                         f"difference must clear): coefficient of variation median "
+                         f"{100 * s['median_cv']:.1f}%, range {100 * s['min_cv']:.1f}-"
+                         f"{100 * s['max_cv']:.1f}% over {s['batch_sizes']} batch sizes.")
+    for metric, e in result["evaluation_noise"].items():
+        if e:
+            noise.append(f"- Evaluation noise of {NAMES[metric]} (one checkpoint, several "
+                         f"evaluation seeds, {e['points']} points; a separate, smaller floor): "
+                         f"median coefficient of variation {100 * e['median_cv']:.2f}% (max "
+                         f"{100 * e['max_cv']:.2f}%).")
+    if noise:
+        lines += ["### Noise", ""] + noise + [""]
+    if result["plateau"]:
+        lines += ["### Plateau (the last evaluation interval against the seed spread)", ""]
+        lines += _plateau_lines(result)
+        lines += ["", "A curve whose last interval changed IS by more than the seed-to-seed "
+                  "spread of the final IS had not flattened; none is called converged.", ""]
+    return "\n".join(lines)

@@ -79,3 +79,38 @@ def comparison(points: list[Point], path: str):
         dataset, cls = p.config.data.name, p.config.eval.sample_class
     if rows:
         grids.comparison_figure(rows, path, class_name(dataset, cls))
+
+
+def equal_images_curves(arms: list[list[Point]], path: str):
+    """IS and accuracy against images seen, one line per arm (e.g. batch 64 x 8,000 steps and
+    batch 512 x 1,000 steps): the mean over seeds with a band from the lowest to the highest
+    seed, so the reader sees where the arms part and whether the spread covers it."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    colors = ("tab:blue", "tab:orange", "tab:green", "tab:red")
+    for arm, color in zip(arms, colors):
+        curves = [sorted((e for e in p.history if e.images_seen is not None),
+                         key=lambda e: e.images_seen) for p in arm]
+        curves = [c for c in curves if c]
+        if not curves:
+            continue
+        shared = sorted(set.intersection(*({e.images_seen for e in c} for c in curves)))
+        rec = arm[0].record
+        label = (f"batch {rec.global_batch_size} x {rec.steps:,} steps "
+                 f"({len(curves)} seed{'s' if len(curves) > 1 else ''})")
+        for ax, field in zip(axes, ("is_mean", "accuracy")):
+            values = np.array([[getattr(e, field) for e in c if e.images_seen in shared]
+                               for c in curves], dtype=float)
+            if np.isnan(values).all():
+                continue
+            ax.plot(shared, np.nanmean(values, axis=0), marker=".", color=color, label=label)
+            if len(curves) > 1:
+                ax.fill_between(shared, np.nanmin(values, axis=0), np.nanmax(values, axis=0),
+                                color=color, alpha=0.2, linewidth=0)
+    axes[0].set_ylabel("IS (higher is better)")
+    axes[1].set_ylabel("conditional accuracy (higher is better)")
+    for ax in axes:
+        ax.set_xlabel("real images seen by D")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, title="mean; band: seed range", title_fontsize=7)
+    fig.tight_layout()
+    grids.save_figure(fig, path)

@@ -1,7 +1,9 @@
 """A sweep's report: tables, statistics, plots and the comparison figure, from records only.
 
 Reads the points' files (config.json, metrics.json, eval_history.json, samples/samples.npz),
-so a report can be rebuilt at any time, by the notebook too, without TensorFlow.
+so a report can be rebuilt at any time, by the notebook too, without TensorFlow. The batch
+table holds the points of one budget; equal-images control points in the same directory get
+their own comparison and figure (analysis.py).
 """
 from __future__ import annotations
 
@@ -14,25 +16,52 @@ from experiments.reporting import analysis, plots, summary, tables
 
 log = logging.getLogger(__name__)
 
+EQUAL_IMAGES_FIGURE = "equal_images.png"
+
+
+def _equal_images_figure(points, result: dict, out: str) -> None:
+    """The figure of the equal-images comparison, when the analysis found one."""
+    for c in result["comparisons"]:
+        if c["name"] != summary.EQUAL_IMAGES or c["baseline"]["batch"] == c["target"]["batch"]:
+            continue
+        arms = []
+        for arm in (c["baseline"], c["target"]):
+            chosen = {}
+            for p in points:  # a labelled control wins its seed's slot, as in the analysis
+                r = p.record
+                if (r.status == "done" and r.global_batch_size == arm["batch"]
+                        and r.images_seen == arm["images_seen"] and r.seed in arm["seeds"]
+                        and (r.seed not in chosen
+                             or summary.budget(r) == summary.EQUAL_IMAGES)):
+                    chosen[r.seed] = p
+            arms.append([chosen[s] for s in sorted(chosen)])
+        plots.equal_images_curves(arms, os.path.join(out, EQUAL_IMAGES_FIGURE))
+
 
 def write_report(sweep_dir: str) -> dict:
     points = records.load_points(sweep_dir)
+    table_points, _ = summary.split_by_budget(points)
     out = os.path.join(sweep_dir, "report")
-    rows = summary.summarise(points)
+    rows = summary.summarise(table_points)
     result = analysis.analyse(points)
     preset = points[0].config.preset if points else ""
-    md = tables.markdown_table(rows, points, preset) + "\n" + analysis.analysis_markdown(result)
+    sections = [tables.markdown_table(rows, table_points, preset),
+                analysis.analysis_markdown(result)]
+    # further sections (each a Markdown string starting with '## ') are appended here
+    md = "\n".join(sections)
     files.atomic_write_text(os.path.join(out, "table.md"), md)
     files.atomic_write_text(os.path.join(out, "table.csv"), tables.csv_table(rows))
-    files.atomic_write_text(os.path.join(out, "table.tex"), tables.latex_table(rows, points))
+    files.atomic_write_text(os.path.join(out, "table.tex"),
+                            tables.latex_table(rows, table_points))
     files.atomic_write_json(os.path.join(out, "summary.json"), rows)
     files.atomic_write_json(os.path.join(out, "analysis.json"), result)
     plots.plot_vs_batch(rows, os.path.join(out, "is_fid_vs_batch.png"))
-    plots.plot_curves(points, "step", os.path.join(out, "curves_vs_steps.png"),
+    plots.plot_curves(table_points, "step", os.path.join(out, "curves_vs_steps.png"),
                       "generator steps")
-    plots.plot_curves(points, "images_seen", os.path.join(out, "curves_vs_images.png"),
+    plots.plot_curves(table_points, "images_seen", os.path.join(out, "curves_vs_images.png"),
                       "real images seen by D")
-    plots.comparison(points, os.path.join(out, "comparison.png"))
+    plots.comparison(table_points, os.path.join(out, "comparison.png"))
+    _equal_images_figure(points, result, out)
     log.info(md)
     log.info("report written to %s", out)
     return dict(rows=rows, analysis=result, markdown=md, dir=out)

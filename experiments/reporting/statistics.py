@@ -1,136 +1,360 @@
-"""What is signal and what is noise in the sweep table (scipy.stats does the statistics).
+"""What is signal and what is noise in the sweep (scipy.stats does the statistics).
 
-- `ratio_interval`: metric at batch B over metric at batch 64 with a 95% bootstrap interval,
-  resampling seeds jointly where both batches ran the same seeds (paired), independently
-  otherwise; with one seed on each side the replicates are evaluation seeds of the same
-  checkpoints, which measures evaluation noise only, and the result says so. A percentile
-  bootstrap over 2-5 seeds under-covers badly (with 2 paired seeds it has 3 distinct
-  resamples), so the interval reported is the wider of the bootstrap's and a t-interval on
-  the log ratio (paired, or Welch), which is honest about how little a few seeds show.
-- `trend_test`: Spearman's rank correlation and the least-squares slope per doubling of the
-  batch, over all seeds pooled.
-- `noise_floor`: the spread of one checkpoint's score over evaluation seeds.
-- `verdict`: reproduced / opposite / inconclusive, by a rule printed beside it.
+- `welch_ratio`: the primary interval. Seeds are independent runs, so the ratio of geometric
+  means (batch B over the baseline) gets a Welch t-interval on log values (Welch 1947), with
+  its degrees of freedom. The point estimate and the interval are on the same (log) scale.
+  Pairing seed k at two batch sizes is a modelling choice (they share initial weights and data
+  order), so `paired_ratio` is kept only as a stated sensitivity analysis.
+- `exact_test`: with >= 5 seeds per arm, an exact Mann-Whitney test beside the t-interval
+  (distribution-free; with 3 vs 3 no such test can go below p = 0.10, so it is not run).
+- `holm`: Holm's (1979) step-down adjustment for the secondary metrics.
+- `verdict`: direction (reproduced / opposite / inconclusive) and size (against the paper's
+  change) reported separately; no verdict at all with one training seed per arm.
+- `trend_test`: Spearman over all points (Monte Carlo p, written as a bound at its floor), the
+  exact Spearman test on the batch means, and least-squares lines with a lack-of-fit F-test.
+- `spread`: the coefficient of variation of a set of values, used for the seed-to-seed noise
+  floor and, separately, for the evaluation noise of one checkpoint.
 """
 from __future__ import annotations
 
+import itertools
 import math
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy import stats
 
 CONFIDENCE = 0.95
-RESAMPLES = 10_000
+ALPHA = 1 - CONFIDENCE
+RESAMPLES = 10_000  # Monte Carlo permutations of the pooled Spearman test
 SEED = 0  # the report must be reproducible
-PAIRED, UNPAIRED, EVAL_RESAMPLING = ("over seeds, paired (bootstrap and t on log ratio)",
-                                     "over seeds, unpaired (bootstrap and Welch t on logs)",
-                                     "evaluation resampling (one training seed)")
+EXACT_MIN_SEEDS = 5  # per arm, before the exact test is reported
+WELCH = "Welch t on log values, seeds as independent runs"
+PAIRED = "paired t on log ratios, seed k with seed k (sensitivity analysis)"
+EVAL_RESAMPLING = "Welch t on log values over evaluation seeds (one training seed)"
+SINGLE = "single value: no interval"
 
 
 @dataclass(frozen=True)
 class RatioInterval:
-    ratio: float  # mean(b) / mean(a)
+    ratio: float  # geometric mean of b over geometric mean of a
     low: float
     high: float
     n_a: int
     n_b: int
     method: str
+    df: float | None = None  # t degrees of freedom
+    p_value: float | None = None  # two-sided t-test of "ratio = 1" (dual to the interval)
+
+    @property
+    def has_interval(self) -> bool:
+        return not (math.isnan(self.low) or math.isnan(self.high))
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def _ratio_of_means(a, b, axis=-1):
-    return np.mean(b, axis=axis) / np.mean(a, axis=axis)
-
-
-def ratio_interval(a, b, paired: bool | None = None,
-                   one_seed_replicates: bool = False) -> RatioInterval:
-    """mean(b) / mean(a) with a 95% percentile-bootstrap interval.
-
-    `a`, `b`: one value per training seed (paired: the same seeds in the same order), or,
-    with `one_seed_replicates`, evaluation replicates of a single training seed each.
-    `paired=None` pairs when the lengths match.
-    """
+def _logs(a, b):
     a, b = np.asarray(a, float), np.asarray(b, float)
     if len(a) == 0 or len(b) == 0 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError("ratio_interval needs finite values on both sides")
-    ratio = float(_ratio_of_means(a, b))
-    if len(a) < 2 or len(b) < 2:  # nothing to resample: no interval
-        return RatioInterval(ratio, math.nan, math.nan, len(a), len(b),
-                             "single value: no interval")
-    paired = (len(a) == len(b)) if paired is None else paired
-    if paired and len(a) != len(b):
-        raise ValueError(f"paired data need equal lengths, got {len(a)} and {len(b)}")
-    method = EVAL_RESAMPLING if one_seed_replicates else (PAIRED if paired else UNPAIRED)
-    if np.ptp(a) == 0 and np.ptp(b) == 0:  # degenerate: every resample is the same
-        return RatioInterval(ratio, ratio, ratio, len(a), len(b), method)
-    paired = paired and not one_seed_replicates
-    res = stats.bootstrap((a, b), _ratio_of_means, paired=paired, vectorized=True,
-                          confidence_level=CONFIDENCE, n_resamples=RESAMPLES,
-                          method="percentile", rng=np.random.default_rng(SEED))
-    ci = res.confidence_interval
-    t_low, t_high = log_ratio_t_interval(a, b, paired)
-    return RatioInterval(ratio, float(min(ci.low, t_low)), float(max(ci.high, t_high)),
-                         len(a), len(b), method)
-
-
-def log_ratio_t_interval(a, b, paired: bool) -> tuple[float, float]:
-    """95% interval of the ratio from a t-interval on log values: paired differences, or
-    Welch's unequal-variance difference of means. NaN-free only for positive values."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
+        raise ValueError("a ratio needs finite values on both sides")
     if np.any(a <= 0) or np.any(b <= 0):
-        return math.inf, -math.inf  # no log interval: leave the bootstrap's
-    la, lb = np.log(a), np.log(b)
-    if paired:
-        d = lb - la
-        centre, se, df = d.mean(), d.std(ddof=1) / math.sqrt(len(d)), len(d) - 1
+        raise ValueError("a ratio on the log scale needs positive values")
+    return np.log(a), np.log(b)
+
+
+def _exact(centre: float, n_a: int, n_b: int, method: str) -> RatioInterval:
+    """No spread at all: the ratio is known exactly (no t-test to run)."""
+    return RatioInterval(math.exp(centre), math.exp(centre), math.exp(centre), n_a, n_b, method)
+
+
+def _from_t(result, centre: float, n_a: int, n_b: int, method: str) -> RatioInterval:
+    ci = result.confidence_interval(CONFIDENCE)
+    return RatioInterval(math.exp(centre), math.exp(ci.low), math.exp(ci.high), n_a, n_b,
+                         method, float(result.df), float(result.pvalue))
+
+
+def welch_ratio(a, b, method: str = WELCH) -> RatioInterval:
+    """Geometric-mean ratio b / a with a Welch t-interval on log values (unequal variances)."""
+    la, lb = _logs(a, b)
+    centre = float(lb.mean() - la.mean())
+    if len(la) < 2 or len(lb) < 2:
+        return RatioInterval(math.exp(centre), math.nan, math.nan, len(la), len(lb), SINGLE)
+    if np.ptp(la) == 0 and np.ptp(lb) == 0:
+        return _exact(centre, len(la), len(lb), method)
+    with warnings.catch_warnings():  # one constant arm is fine (variance 0), not imprecise
+        warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
+        result = stats.ttest_ind(lb, la, equal_var=False)
+    return _from_t(result, centre, len(la), len(lb), method)
+
+
+def paired_ratio(a, b) -> RatioInterval:
+    """The same ratio with a paired t-interval on the per-seed log ratios (a[i] with b[i])."""
+    la, lb = _logs(a, b)
+    if len(la) != len(lb):
+        raise ValueError(f"paired data need equal lengths, got {len(la)} and {len(lb)}")
+    centre = float((lb - la).mean())
+    if len(la) < 2:
+        return RatioInterval(math.exp(centre), math.nan, math.nan, 1, 1, SINGLE)
+    if np.ptp(lb - la) == 0:
+        return _exact(centre, len(la), len(lb), PAIRED)
+    return _from_t(stats.ttest_rel(lb, la), centre, len(la), len(lb), PAIRED)
+
+
+@dataclass(frozen=True)
+class ExactTest:
+    n_a: int
+    n_b: int
+    u: float | None  # Mann-Whitney U of b against a
+    p_value: float | None
+    smallest_p: float  # the lowest two-sided p these arm sizes can reach
+    method: str = "exact Mann-Whitney U, two-sided"
+
+    @property
+    def ran(self) -> bool:
+        return self.p_value is not None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def smallest_exact_p(n_a: int, n_b: int) -> float:
+    """Two-sided: only the two most extreme of C(n_a + n_b, n_a) splits reach the floor."""
+    return min(1.0, 2 / math.comb(n_a + n_b, n_a))
+
+
+def exact_test(a, b) -> ExactTest:
+    """Exact Mann-Whitney test with >= EXACT_MIN_SEEDS values per arm; else only its floor."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    floor = smallest_exact_p(len(a), len(b))
+    if min(len(a), len(b)) < EXACT_MIN_SEEDS:
+        return ExactTest(len(a), len(b), None, None, floor)
+    r = stats.mannwhitneyu(b, a, method="exact", alternative="two-sided")
+    return ExactTest(len(a), len(b), float(r.statistic), float(r.pvalue), floor)
+
+
+def holm(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p-values: the k-th smallest of m is multiplied by m - k + 1,
+    then made monotone; rejecting where adjusted p < alpha controls the family-wise error."""
+    order = sorted(p_values, key=p_values.get)
+    m, running, out = len(order), 0.0, {}
+    for k, key in enumerate(order):
+        running = max(running, min(1.0, (m - k) * p_values[key]))
+        out[key] = running
+    return out
+
+
+REPRODUCED, OPPOSITE, INCONCLUSIVE = "reproduced", "opposite", "inconclusive"
+NO_VERDICT = "no verdict: one training seed (evaluation noise only)"
+CONSISTENT, SMALLER, LARGER = "consistent with", "smaller than", "larger than"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    metric: str
+    direction: str  # REPRODUCED / OPPOSITE / INCONCLUSIVE, or NO_VERDICT
+    size: str | None  # "consistent with the paper's +50%" / "smaller than ..." / None
+    text: str
+    rule: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def direction(interval: RatioInterval, higher_is_better: bool, p_value: float | None = None
+              ) -> str:
+    """Reproduced if the change is on the improving side and significant: the interval clears
+    1, or, for a Holm-adjusted secondary metric, its adjusted p < ALPHA."""
+    if not interval.has_interval:
+        return INCONCLUSIVE
+    if p_value is None:
+        significant = interval.low > 1.0 or interval.high < 1.0
     else:
-        va, vb = la.var(ddof=1) / len(la), lb.var(ddof=1) / len(lb)
-        centre, se = lb.mean() - la.mean(), math.sqrt(va + vb)
-        df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1)) \
-            if va + vb > 0 else 1.0
-    q = stats.t.ppf(0.5 + CONFIDENCE / 2, df)
-    return float(math.exp(centre - q * se)), float(math.exp(centre + q * se))
+        significant = p_value < ALPHA
+    if not significant:
+        return INCONCLUSIVE
+    return REPRODUCED if (interval.ratio > 1.0) == higher_is_better else OPPOSITE
+
+
+def size(interval: RatioInterval, paper_change: float) -> str:
+    """Where the paper's change (in %) lies against our interval."""
+    target = 1.0 + paper_change / 100.0
+    word = (SMALLER if interval.high < target else LARGER if interval.low > target
+            else CONSISTENT)
+    return f"{word} the paper's {paper_change:+.0f}%"
+
+
+def change_text(interval: RatioInterval) -> str:
+    """'+49.2% [95% CI +29.1%, +72.3%], df 3.1' (the interval and estimate as % changes)."""
+    ours = f"{100 * (interval.ratio - 1):+.1f}%"
+    if not interval.has_interval:
+        return ours + " (no interval)"
+    ours += (f" [95% CI {100 * (interval.low - 1):+.1f}%, {100 * (interval.high - 1):+.1f}%]")
+    return ours + (f", df {interval.df:.1f}" if interval.df is not None else "")
+
+
+def verdict(metric: str, interval: RatioInterval, higher_is_better: bool, baseline: int,
+            target: int, training_seeds: tuple[int, int], paper_change: float | None = None,
+            adjusted_p: float | None = None, label: str = "") -> Verdict:
+    """The verdict line for `metric` from batch `baseline` to `target`.
+
+    `training_seeds`: seeds per arm (one seed means the interval holds evaluation noise only,
+    so there is no verdict). `adjusted_p`: the Holm-adjusted p of a secondary metric, which
+    then decides significance instead of the 95% interval. `paper_change`: the paper's change
+    in %, for the size judgement.
+    """
+    where = f"batch {baseline} -> {target}" + (f", {label}" if label else "")
+    if min(training_seeds) < 2:
+        rule = "a verdict needs at least 2 training seeds per arm"
+        text = (f"{metric} ({where}): {NO_VERDICT}. Ours {change_text(interval)}. "
+                f"Rule: {rule}.")
+        return Verdict(metric, NO_VERDICT, None, text, rule)
+    d = direction(interval, higher_is_better, adjusted_p)
+    s = size(interval, paper_change) if paper_change is not None and interval.has_interval \
+        else None
+    rule = ("direction: reproduced if the change improves the metric and its 95% interval "
+            "excludes no change" if adjusted_p is None else
+            "direction (secondary metric): reproduced if the change improves the metric and "
+            "its Holm-adjusted p < 0.05")
+    if s is not None:
+        rule += "; size: consistent if the interval holds the paper's change"
+    sized = f", size {s}" if s else ""
+    holm_p = f", Holm-adjusted p = {adjusted_p:.2g}" if adjusted_p is not None else ""
+    paper = f"; paper {paper_change:+.0f}%" if paper_change is not None else ""
+    text = (f"{metric} ({where}): direction {d}{sized}. Ours {change_text(interval)}"
+            f"{holm_p}{paper}. Rule: {rule}.")
+    return Verdict(metric, d, s, text, rule)
+
+
+# -- trend over batch size --------------------------------------------------------------------
+@dataclass(frozen=True)
+class LineFit:
+    """Least-squares line of the metric against log2(batch) over [first, last] batch sizes,
+    with the lack-of-fit F-test of that line against one mean per batch size."""
+    first: int
+    last: int
+    n: int
+    levels: int
+    slope: float  # per doubling of the batch
+    slope_low: float
+    slope_high: float
+    lack_of_fit_f: float | None
+    lack_of_fit_p: float | None  # None: fewer than 3 levels or no replicates
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.lack_of_fit_p is None else self.lack_of_fit_p >= ALPHA
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def line_fit(batch_sizes, values, first: int | None = None, last: int | None = None) -> LineFit:
+    """Slope per doubling with its t-interval, and the classic lack-of-fit test: residual
+    sum of squares split into pure error (within batch sizes) and lack of fit (between the
+    line and the batch means); F = (SS_lof / (c - 2)) / (SS_pe / (n - c))."""
+    b = np.asarray(batch_sizes, float)
+    y = np.asarray(values, float)
+    first = int(b.min()) if first is None else first
+    last = int(b.max()) if last is None else last
+    keep = (b >= first) & (b <= last)
+    x, y = np.log2(b[keep]), y[keep]
+    levels = np.unique(x)
+    if len(x) < 3 or len(levels) < 2:
+        raise ValueError(f"a line over batch {first}..{last} needs at least 3 points over at "
+                         "least 2 batch sizes")
+    fit = stats.linregress(x, y)
+    q = stats.t.ppf(0.5 + CONFIDENCE / 2, len(x) - 2)
+    ss_res = float(np.sum((y - (fit.intercept + fit.slope * x)) ** 2))
+    ss_pe = float(sum(np.sum((y[x == v] - y[x == v].mean()) ** 2) for v in levels))
+    df_lof, df_pe = len(levels) - 2, len(x) - len(levels)
+    f = p = None
+    if df_lof > 0 and df_pe > 0 and ss_pe > 0:
+        f = ((ss_res - ss_pe) / df_lof) / (ss_pe / df_pe)
+        p = float(stats.f.sf(f, df_lof, df_pe))
+    return LineFit(first, last, len(x), len(levels), float(fit.slope),
+                   float(fit.slope - q * fit.stderr), float(fit.slope + q * fit.stderr),
+                   None if f is None else float(f), p)
 
 
 @dataclass(frozen=True)
 class Trend:
     n: int
-    spearman_rho: float
-    spearman_p: float
-    slope_per_doubling: float  # least-squares slope of the metric against log2(batch)
-    slope_low: float
-    slope_high: float
+    spearman_rho: float  # over all points, seeds pooled
+    spearman_p: float  # Monte Carlo permutation p, (exceedances + 1) / (resamples + 1)
+    spearman_p_at_floor: bool  # no permutation reached |rho|: p is a bound, not a value
+    resamples: int
+    means_n: int  # batch sizes
+    means_rho: float  # Spearman of the batch means
+    means_p: float  # exact: every ordering of the means enumerated
+    lines: list  # LineFit dicts: all batch sizes, then up to and from the baseline
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def trend_test(batch_sizes, values) -> Trend:
-    """Rank correlation and regression slope of `values` against log2(batch), all seeds pooled
-    (one entry per (batch, seed))."""
-    x = np.log2(np.asarray(batch_sizes, float))
+def _abs_spearman(x):
+    return lambda v, axis=-1: np.abs(_spearman(x, v, axis))
+
+
+def _spearman(x, v, axis=-1):
+    rx = stats.rankdata(x)
+    rv = stats.rankdata(v, axis=axis)
+    rx, rv = rx - rx.mean(), rv - rv.mean(axis=axis, keepdims=True)
+    return np.sum(rx * rv, axis=axis) / np.sqrt(np.sum(rx ** 2) * np.sum(rv ** 2, axis=axis))
+
+
+def exact_spearman_p(x, y) -> float:
+    """Two-sided exact p of Spearman's rho: the share of all n! orderings of y whose |rho|
+    reaches the observed one (n <= 8 keeps this to 40,320 orderings)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if len(x) > 8:
+        raise ValueError(f"exact enumeration is for n <= 8, got {len(x)}")
+    observed = abs(_spearman(x, y))
+    perms = np.array(list(itertools.permutations(y)))
+    rhos = np.abs(_spearman(x, perms, axis=-1))
+    return float(np.mean(rhos >= observed - 1e-12))
+
+
+def trend_test(batch_sizes, values, baseline: int | None = None) -> Trend:
+    """Trend of `values` against log2(batch) (one entry per (batch, seed))."""
+    b = np.asarray(batch_sizes, float)
     y = np.asarray(values, float)
-    if len(x) != len(y):
-        raise ValueError(f"{len(x)} batch sizes but {len(y)} values")
+    if len(b) != len(y):
+        raise ValueError(f"{len(b)} batch sizes but {len(y)} values")
+    x = np.log2(b)
     if len(x) < 3 or len(np.unique(x)) < 2:
         raise ValueError("a trend needs at least 3 points over at least 2 batch sizes")
-    rho = stats.spearmanr(x, y).statistic
-    # scipy's t-approximation of Spearman's p is far off for a handful of points (rho = 1
-    # with n = 5 gives 1e-24); a permutation test is exact when it can enumerate them all
-    p = stats.permutation_test(
-        (y,), lambda v: stats.spearmanr(x, v).statistic, permutation_type="pairings",
-        n_resamples=RESAMPLES, rng=np.random.default_rng(SEED)).pvalue
-    fit = stats.linregress(x, y)
-    t = stats.t.ppf(0.5 + CONFIDENCE / 2, len(x) - 2)
-    return Trend(len(x), float(rho), float(p), float(fit.slope),
-                 float(fit.slope - t * fit.stderr), float(fit.slope + t * fit.stderr))
+    if np.ptp(y) == 0:
+        raise ValueError("constant values have no rank order: no trend to test")
+    rho = float(stats.spearmanr(x, y).statistic)
+    res = stats.permutation_test((y,), _abs_spearman(x), permutation_type="pairings",
+                                 vectorized=True, alternative="greater",
+                                 n_resamples=RESAMPLES, rng=np.random.default_rng(SEED))
+    # scipy enumerates every ordering when there are at most RESAMPLES (then p is exact);
+    # otherwise p = (exceedances + 1) / (RESAMPLES + 1), whose floor is a bound, not a value
+    at_floor = math.factorial(len(y)) > RESAMPLES and res.pvalue * (RESAMPLES + 1) < 1.5
+    levels = np.unique(b)
+    means = np.array([y[b == v].mean() for v in levels])
+    ranked = len(levels) > 2 and np.ptp(means) > 0
+    means_rho = float(stats.spearmanr(levels, means).statistic) if ranked else math.nan
+    means_p = exact_spearman_p(levels, means) if ranked and len(levels) <= 8 else math.nan
+    lines = [line_fit(b, y)]
+    if baseline is not None and levels.min() < baseline < levels.max():
+        for first, last in ((int(levels.min()), baseline), (baseline, int(levels.max()))):
+            try:
+                lines.append(line_fit(b, y, first, last))
+            except ValueError:
+                pass
+    return Trend(len(y), rho, float(res.pvalue), at_floor,
+                 RESAMPLES, len(levels), means_rho, float(means_p),
+                 [fit.to_dict() for fit in lines])
 
 
+# -- noise ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class NoiseFloor:
+class Spread:
     n: int
     mean: float
     std: float
@@ -140,46 +364,10 @@ class NoiseFloor:
         return asdict(self)
 
 
-def noise_floor(values) -> NoiseFloor:
-    """Spread of one checkpoint's score over evaluation seeds."""
+def spread(values) -> Spread:
+    """Sample standard deviation and coefficient of variation of >= 2 values."""
     v = np.asarray(values, float)
     if len(v) < 2:
-        raise ValueError("a noise floor needs at least 2 evaluations of the same checkpoint")
+        raise ValueError("a spread needs at least 2 values")
     std = float(np.std(v, ddof=1))
-    return NoiseFloor(len(v), float(v.mean()), std, std / abs(float(v.mean())))
-
-
-REPRODUCED, OPPOSITE, INCONCLUSIVE = "reproduced", "opposite", "inconclusive at this budget"
-RULE = ("reproduced if the 95% interval of the ratio to batch 64 lies entirely on the "
-        "improving side of 1, opposite if entirely on the worsening side, inconclusive "
-        "otherwise")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    metric: str
-    outcome: str
-    text: str
-
-
-def verdict(metric: str, interval: RatioInterval, higher_is_better: bool,
-            paper_change: float | None = None) -> Verdict:
-    """One line: the outcome, our ratio with its interval, the paper's change, the rule."""
-    low, high = interval.low, interval.high
-    if math.isnan(low) or math.isnan(high):
-        outcome = INCONCLUSIVE
-    elif (low > 1.0) if higher_is_better else (high < 1.0):
-        outcome = REPRODUCED
-    elif (high < 1.0) if higher_is_better else (low > 1.0):
-        outcome = OPPOSITE
-    else:
-        outcome = INCONCLUSIVE
-    ours = (f"{100 * (interval.ratio - 1):+.1f}% [95% CI {100 * (low - 1):+.1f}%, "
-            f"{100 * (high - 1):+.1f}%]" if not math.isnan(low)
-            else f"{100 * (interval.ratio - 1):+.1f}% (no interval)")
-    if interval.method == EVAL_RESAMPLING:
-        ours += " (evaluation noise only: training-seed noise is not measured with one seed)"
-    paper = f"; paper: {paper_change:+.0f}%" if paper_change is not None else ""
-    text = (f"{metric} (batch 64 -> 512): {outcome}. Ours {ours}, {interval.method}{paper}. "
-            f"Rule: {RULE}.")
-    return Verdict(metric, outcome, text)
+    return Spread(len(v), float(v.mean()), std, std / abs(float(v.mean())))

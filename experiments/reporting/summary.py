@@ -1,5 +1,9 @@
 """One row per global batch size: final and best scores over seeds, and ratios to batch 64
-with 95% intervals (see statistics.py for how they are computed)."""
+with 95% Welch intervals (see statistics.py for how they are computed).
+
+A sweep directory may also hold control points of another budget (`sweep_budget`
+'equal_images': batch 64 trained as many images as batch 512 sees); `split_by_budget` keeps
+them out of the batch table, which compares points of one budget only."""
 from __future__ import annotations
 
 import math
@@ -16,6 +20,23 @@ METRICS = {"is": ("is_mean", True), "fid": ("fid", False), "kid": ("kid_mean", F
            "acc": ("accuracy", True), "intra_fid": ("intra_fid", False),
            "precision": ("precision", True), "recall": ("recall", True)}
 RATIO_METRICS = ("is", "fid", "acc")
+
+
+EQUAL_STEPS, EQUAL_IMAGES = "equal_steps", "equal_images"
+
+
+def budget(record: PointRecord) -> str:
+    """Records from before the label existed are equal-steps sweeps."""
+    return record.sweep_budget or EQUAL_STEPS
+
+
+def split_by_budget(points: list[Point]) -> tuple[list[Point], list[Point]]:
+    """(the table's points, equal-images control points). The table holds the equal-steps
+    points when there are any, else every point (a sweep run wholly at equal images)."""
+    steps = [p for p in points if budget(p.record) == EQUAL_STEPS]
+    if not steps:
+        return list(points), []
+    return steps, [p for p in points if budget(p.record) == EQUAL_IMAGES]
 
 
 def _finite(values) -> list[float]:
@@ -48,24 +69,40 @@ def best_value(point: Point, metric: str):
     return (max(values) if higher else min(values)) if values else None
 
 
+def seed_values(records: list[PointRecord], metric: str) -> dict[int, float]:
+    """{training seed: final value} of the finished points with a finite value."""
+    out = {r.seed: final_value(r, metric) for r in records if r.status == "done"}
+    return {s: v for s, v in out.items() if v is not None and math.isfinite(v)}
+
+
 def ratio_vs_baseline(base: list[PointRecord], other: list[PointRecord], metric: str):
-    """RatioInterval of `other` over `base` (batch 64), or None where it cannot be formed."""
-    a = {r.seed: final_value(r, metric) for r in base if r.status == "done"}
-    b = {r.seed: final_value(r, metric) for r in other if r.status == "done"}
-    a = {s: v for s, v in a.items() if v is not None and math.isfinite(v)}
-    b = {s: v for s, v in b.items() if v is not None and math.isfinite(v)}
+    """Welch RatioInterval of `other` over `base` with seeds as independent runs, or None where
+    it cannot be formed. With one training seed per arm, the evaluation replicates of the two
+    checkpoints stand in for seeds, and the method says so (evaluation noise only)."""
+    a, b = seed_values(base, metric), seed_values(other, metric)
     if not a or not b:
         return None
-    if len(a) == 1 and len(b) == 1:
-        ra = replicate_values(next(r for r in base if r.seed in a), metric)
-        rb = replicate_values(next(r for r in other if r.seed in b), metric)
-        return statistics.ratio_interval(ra, rb, paired=False,
-                                         one_seed_replicates=len(ra) > 1 and len(rb) > 1)
-    if set(a) == set(b):
-        seeds = sorted(a)
-        return statistics.ratio_interval([a[s] for s in seeds], [b[s] for s in seeds],
-                                         paired=True)
-    return statistics.ratio_interval(list(a.values()), list(b.values()), paired=False)
+    try:
+        if len(a) == 1 and len(b) == 1:
+            ra = replicate_values(next(r for r in base if r.seed in a), metric)
+            rb = replicate_values(next(r for r in other if r.seed in b), metric)
+            if len(ra) > 1 and len(rb) > 1:
+                return statistics.welch_ratio(ra, rb, method=statistics.EVAL_RESAMPLING)
+        return statistics.welch_ratio(list(a.values()), list(b.values()))
+    except ValueError:  # e.g. a non-positive score has no log
+        return None
+
+
+def paired_vs_baseline(base: list[PointRecord], other: list[PointRecord], metric: str):
+    """The sensitivity analysis: seed k with seed k over the seeds both arms ran."""
+    a, b = seed_values(base, metric), seed_values(other, metric)
+    seeds = sorted(set(a) & set(b))
+    if len(seeds) < 2:
+        return None
+    try:
+        return statistics.paired_ratio([a[s] for s in seeds], [b[s] for s in seeds])
+    except ValueError:
+        return None
 
 
 def summarise(points: list[Point]) -> list[dict]:
@@ -98,9 +135,8 @@ def summarise(points: list[Point]) -> list[dict]:
         row["best_fid"] = _mean_std(best_value(p, "fid") for p in group)[0]
         for metric in RATIO_METRICS:
             ci = ratio_vs_baseline(base, recs, metric) if base else None
-            key = "is" if metric == "is" else metric
-            row[f"{key}_change_vs_64"] = None if ci is None else 100.0 * (ci.ratio - 1.0)
-            row[f"{key}_ratio_ci"] = None if ci is None else ci.to_dict()
+            row[f"{metric}_change_vs_64"] = None if ci is None else 100.0 * (ci.ratio - 1.0)
+            row[f"{metric}_ratio_ci"] = None if ci is None else ci.to_dict()
         row["other_bn_modes"] = other_bn_modes(done)
         rows.append(row)
     return rows

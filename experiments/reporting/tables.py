@@ -35,7 +35,7 @@ def _fmt_g(v, std=None):
 
 
 def _ratio(row, key):
-    """'+12.3% [+1.0, +25.1]': change vs batch 64 with the 95% interval of the ratio."""
+    """'+12.3% [+1.0, +25.1] df 3.6': change vs batch 64 with the 95% Welch interval."""
     change, ci = row.get(f"{key}_change_vs_64"), row.get(f"{key}_ratio_ci")
     if change is None:
         return "-"
@@ -43,16 +43,20 @@ def _ratio(row, key):
         return "baseline"
     if not ci or ci["low"] != ci["low"]:  # NaN: no interval
         return f"{change:+.1f}%"
-    return f"{change:+.1f}% [{100 * (ci['low'] - 1):+.1f}, {100 * (ci['high'] - 1):+.1f}]"
+    df = f" df {ci['df']:.1f}" if ci.get("df") is not None else ""
+    return (f"{change:+.1f}% [{100 * (ci['low'] - 1):+.1f}, {100 * (ci['high'] - 1):+.1f}]"
+            f"{df}")
 
 
 COLUMNS = ["batch", "seeds", "IS", "FID", "KID", "accuracy", "intra-FID", "precision / recall",
-           "best IS*", "best FID*", "IS vs 64 [95% CI]", "FID vs 64 [95% CI]",
-           "accuracy vs 64 [95% CI]", "steps", "images seen", "wall time (min)", "diverged"]
+           "best IS*", "best FID*", "IS vs 64 [95% Welch CI]", "FID vs 64 [95% Welch CI]",
+           "accuracy vs 64 [95% Welch CI]", "steps", "images seen", "wall time (min)",
+           "diverged"]
 FOOTNOTE = ("Scores are final (last step); * best during training, an optimistic figure. "
-            "Intervals: 95% interval of the ratio to batch 64, the wider of a bootstrap over "
-            "seeds (paired by seed) and a t-interval on the log ratio; with one seed, over "
-            "evaluation seeds of the same checkpoints (evaluation noise only).")
+            "Changes vs batch 64: ratio of geometric means over seeds with its 95% Welch "
+            "t-interval on log values (seeds as independent runs) and the Welch degrees of "
+            "freedom; with one seed per batch size, over evaluation seeds of the same "
+            "checkpoints (evaluation noise only).")
 
 
 def table_cells(rows: list[dict]) -> list[list[str]]:
@@ -138,7 +142,7 @@ def latex_table(rows, points) -> str:
 
 
 def csv_table(rows) -> str:
-    """Flat columns: the ratio intervals become *_ratio_low / *_ratio_high."""
+    """Flat columns: the ratio intervals become *_ratio_low / *_ratio_high / *_ratio_df."""
     flat = []
     for r in rows:
         row = {k: v for k, v in r.items()
@@ -146,6 +150,7 @@ def csv_table(rows) -> str:
         for key in ("is", "fid", "acc"):
             ci = r.get(f"{key}_ratio_ci") or {}
             row[f"{key}_ratio_low"], row[f"{key}_ratio_high"] = ci.get("low"), ci.get("high")
+            row[f"{key}_ratio_df"] = ci.get("df")
         flat.append(row)
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=list(flat[0]) if flat else [])

@@ -4,8 +4,7 @@ import os
 import numpy as np
 
 from common import files
-from experiments import config as c
-from experiments import grids, records
+from experiments import configs, grids, records
 from experiments.records import PointRecord, Protocol, Scores
 
 PROTOCOL = Protocol(protocol="tiny", classifier="fashion_mnist_classifier",
@@ -15,22 +14,30 @@ PROTOCOL = Protocol(protocol="tiny", classifier="fashion_mnist_classifier",
                     eval_batch_size=500, metric_implementation="tensorflow-gan (float64)")
 
 
-def fake_point(root, batch, seed, is_mean, fid, status="done", accuracy=None, replicates=()):
-    """`replicates`: IS values of extra evaluation seeds of the final checkpoint."""
-    cfg = c.preset("fashion_mnist", {"train.global_batch_size": batch, "train.seed": seed})
-    run_dir = os.path.join(root, "points", f"bs{batch:04d}_seed{seed}")
-    history = [Scores(step=s, images_seen=s * batch * 2, is_mean=is_mean * s / 100,
-                      fid=fid * 100 / s, is_std=0.1, kid_mean=0.01, kid_std=0.001,
+def fake_point(root, batch, seed, is_mean, fid, status="done", accuracy=None, replicates=(),
+               steps=100, budget=None, evals=2):
+    """`replicates`: IS values of extra evaluation seeds of the final checkpoint. The curve
+    has `evals` evaluations, evenly spaced, rising linearly to `is_mean` (and `accuracy`) at
+    `steps`; `budget` is the record's sweep_budget ('equal_images' points get their own
+    directory name, as control points beside a sweep's)."""
+    cfg = configs.preset("fashion_mnist", {"train.global_batch_size": batch,
+                                           "train.seed": seed, "train.steps": steps})
+    name = f"bs{batch:04d}_seed{seed}" + ("_equal_images" if budget == "equal_images" else "")
+    run_dir = os.path.join(root, "points", name)
+    history = [Scores(step=s, images_seen=s * batch * 2, is_mean=is_mean * s / steps,
+                      fid=fid * steps / s, is_std=0.1, kid_mean=0.01, kid_std=0.001,
                       n_fake=500, n_real=1000, protocol=PROTOCOL.replace(step=s),
-                      accuracy=accuracy, precision=0.5, recall=0.4)
-               for s in (50, 100)]
-    extra = [history[-1].replace(is_mean=v, protocol=PROTOCOL.replace(step=100, seed=2 + i))
+                      accuracy=None if accuracy is None else accuracy * s / steps,
+                      precision=0.5, recall=0.4)
+               for s in (steps * (i + 1) // evals for i in range(evals))]
+    extra = [history[-1].replace(is_mean=v, protocol=PROTOCOL.replace(step=steps, seed=2 + i))
              for i, v in enumerate(replicates)]
     record = PointRecord(status=status, global_batch_size=batch, seed=seed, replicas=1,
-                         bn_batch_per_replica=batch, bn_cross_replica=True, steps=100,
-                         images_seen=100 * batch * 2, train_wall_time_s=60.0,
+                         bn_batch_per_replica=batch, bn_cross_replica=True, steps=steps,
+                         images_seen=steps * batch * 2, train_wall_time_s=60.0,
                          eval_wall_time_s=6.0, final=history[-1] if status == "done" else None,
-                         diverged_at=None if status == "done" else 100, replicates=extra)
+                         diverged_at=None if status == "done" else steps, replicates=extra,
+                         point=name, sweep_budget=budget)
     records.write_config(run_dir, cfg)
     records.write_history(run_dir, history)
     if status == "done":
