@@ -14,22 +14,25 @@ PROTOCOL = Protocol(protocol="tiny", classifier="fashion_mnist_classifier",
                     eval_batch_size=500, metric_implementation="tensorflow-gan (float64)")
 
 
-def fake_point(root, batch, seed, is_mean, fid, status="done", accuracy=None, replicates=(),
-               steps=100, budget=None, evals=2):
-    """`replicates`: IS values of extra evaluation seeds of the final checkpoint. The curve
-    has `evals` evaluations, evenly spaced, rising linearly to `is_mean` (and `accuracy`) at
-    `steps`; `budget` is the record's sweep_budget ('equal_images' points get their own
-    directory name, as control points beside a sweep's)."""
+def make_point(batch, seed, is_mean, fid, status="done", accuracy=None, replicates=(),
+               steps=100, budget=None, evals=2, curve=None, root="") -> records.Point:
+    """A point in memory. `replicates`: IS values of extra evaluation seeds of the final
+    checkpoint. The curve has `evals` evaluations, evenly spaced, rising linearly to `is_mean`
+    (and `accuracy`) at `steps`, or the IS values `curve` (its last is the final IS); `budget`
+    is the record's sweep_budget ('equal_images' points get their own directory name, as
+    control points beside a sweep's)."""
     cfg = configs.preset("fashion_mnist", {"train.global_batch_size": batch,
                                            "train.seed": seed, "train.steps": steps})
     name = f"bs{batch:04d}_seed{seed}" + ("_equal_images" if budget == "equal_images" else "")
-    run_dir = os.path.join(root, "points", name)
-    history = [Scores(step=s, images_seen=s * batch * 2, is_mean=is_mean * s / steps,
+    evals = len(curve) if curve is not None else evals
+    at = [steps * (i + 1) // evals for i in range(evals)]
+    curve = curve if curve is not None else [is_mean * s / steps for s in at]
+    history = [Scores(step=s, images_seen=s * batch * 2, is_mean=v,
                       fid=fid * steps / s, is_std=0.1, kid_mean=0.01, kid_std=0.001,
                       n_fake=500, n_real=1000, protocol=PROTOCOL.replace(step=s),
                       accuracy=None if accuracy is None else accuracy * s / steps,
                       precision=0.5, recall=0.4)
-               for s in (steps * (i + 1) // evals for i in range(evals))]
+               for s, v in zip(at, curve)]
     extra = [history[-1].replace(is_mean=v, protocol=PROTOCOL.replace(step=steps, seed=2 + i))
              for i, v in enumerate(replicates)]
     record = PointRecord(status=status, global_batch_size=batch, seed=seed, replicas=1,
@@ -38,15 +41,22 @@ def fake_point(root, batch, seed, is_mean, fid, status="done", accuracy=None, re
                          eval_wall_time_s=6.0, final=history[-1] if status == "done" else None,
                          diverged_at=None if status == "done" else steps, replicates=extra,
                          point=name, sweep_budget=budget)
-    records.write_config(run_dir, cfg)
-    records.write_history(run_dir, history)
-    if status == "done":
+    return records.Point(os.path.join(root, "points", name), cfg, record, history)
+
+
+def fake_point(root, batch, seed, is_mean, fid, **kwargs):
+    """`make_point`, written as `run_point` writes it (with samples)."""
+    point = make_point(batch, seed, is_mean, fid, root=root, **kwargs)
+    run_dir = point.dir
+    records.write_config(run_dir, point.config)
+    records.write_history(run_dir, point.history)
+    if point.record.status == "done":
         with files.atomic_writer(os.path.join(run_dir, "samples", "samples.npz"), "wb") as f:
             np.savez(f, comparison=np.full((8, 32, 32, 1), batch % 255, np.uint8),
                      class_grid=np.zeros((10, 8, 32, 32, 1), np.uint8))
         grids.save_class_grid(np.zeros((10, 2, 32, 32, 1), np.float32),
                               os.path.join(run_dir, "samples", "class_grid.png"))
-    records.write_record(run_dir, record)
+    records.write_record(run_dir, point.record)
 
 
 def fake_sweep(root):
