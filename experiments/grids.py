@@ -31,8 +31,10 @@ def save_figure(fig, path: str, formats: tuple[str, ...] = (".png", ".pdf")):
     """Writes PATH in each format (atomically; default .png and .pdf), closes the figure."""
     base, _ = os.path.splitext(path)
     for ext in formats:
+        # no creation date in a PDF: the same figure gives the same bytes (reports re-render)
+        metadata = {"CreationDate": None} if ext == ".pdf" else None
         with files.atomic_writer(base + ext, "wb", suffix=ext) as f:
-            fig.savefig(f, format=ext[1:], dpi=150, bbox_inches="tight")
+            fig.savefig(f, format=ext[1:], dpi=150, bbox_inches="tight", metadata=metadata)
     plt.close(fig)
 
 
