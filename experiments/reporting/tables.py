@@ -49,8 +49,8 @@ def _ratio(row, key):
 
 
 COLUMNS = ["batch", "seeds", "IS", "FID", "KID", "accuracy", "intra-FID", "precision / recall",
-           "best IS*", "best FID*", "IS vs 64 [95% Welch CI]", "FID vs 64 [95% Welch CI]",
-           "accuracy vs 64 [95% Welch CI]", "steps", "images seen", "wall time (min)",
+           "best IS*", "best FID*", "IS vs 64 [95% CI]", "FID vs 64 [95% CI]",
+           "accuracy vs 64 [95% CI]", "steps", "images seen", "wall time (min)",
            "diverged"]
 FOOTNOTE = ("Scores are final (last step); * best during training, an optimistic figure. "
             "Changes vs batch 64: ratio of geometric means over seeds with its 95% Welch "

@@ -33,7 +33,7 @@ def test_report_tables_plots_and_comparison(tmp_path):
     assert rows[128]["diverged"] == 1 and rows[128]["is_mean"] is None
     md = (tmp_path / "report" / "table.md").read_text()
     assert md == out["markdown"]
-    assert "| 512 | 2 | 6.10 ± 0.14 |" in md and "IS vs 64 [95% Welch CI]" in md
+    assert "| 512 | 2 | 6.10 ± 0.14 |" in md and "IS vs 64 [95% CI]" in md
     assert "Protocol: fashion_mnist_classifier" in md and "500 generated vs 1000 real" in md
     assert "## Signal and noise" in md and "### Equal steps (the paper's)" in md
     assert "No equal-images control points in this sweep" in md
