@@ -85,6 +85,7 @@ if ARGS is not None and ARGS.intra_op_threads:
 
 import replication  # noqa: E402
 from experiments import config as config_lib  # noqa: E402
+from experiments import configs  # noqa: E402
 from sngan import flops  # noqa: E402
 from sngan.training import GANTrainer  # noqa: E402
 
@@ -201,7 +202,7 @@ def make_trainer(cfg, workdir):
 def step_timing(preset: str, batch: int, overrides: dict, repeats: int, target_s: float,
                 breakdown: bool = False) -> dict:
     """Median time of the trainer's compiled step (and, with `breakdown`, of its convs alone)."""
-    cfg = config_lib.preset(preset, {"train.global_batch_size": batch, "train.steps": 10 ** 6,
+    cfg = configs.preset(preset, {"train.global_batch_size": batch, "train.steps": 10 ** 6,
                                      **overrides})
     out = dict(preset=preset, batch=batch, n_dis=cfg.train.n_dis,
                g_mult=getattr(cfg.train, "g_batch_multiplier", 1),
@@ -298,7 +299,7 @@ def evaluation_costs(repeats: int) -> dict:
     from experiments.evaluation import scoring
     from experiments.evaluation.evaluator import Evaluator
 
-    cfg = config_lib.preset("fashion_mnist")
+    cfg = configs.preset("fashion_mnist")
     ev = cfg.eval
     t = time.perf_counter()
     evaluator = Evaluator(cfg)
@@ -419,7 +420,7 @@ def main():
           "GFLOP/step | executed GFLOP/step |\n|---|---|---|---|---|---|---|---|")
     for name, n_dis in (("fashion_mnist", None), ("cifar10", 1), ("cifar10", None),
                         ("imagenet128", None)):
-        cfg = config_lib.preset(name, {"train.n_dis": n_dis} if n_dis else {})
+        cfg = configs.preset(name, {"train.n_dis": n_dis} if n_dis else {})
         b, nd = cfg.train.global_batch_size, cfg.train.n_dis
         print(f"| {name} | {flops.generator_forward_flops(cfg.model) / 1e6:.1f} | "
               f"{flops.discriminator_forward_flops(cfg.model) / 1e6:.1f} | {b} | {nd} | "

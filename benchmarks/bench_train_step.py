@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import replication  # noqa: E402
-from experiments import config as config_lib  # noqa: E402
+from experiments import configs  # noqa: E402
 from sngan.training import GANTrainer  # noqa: E402
 
 
@@ -40,7 +40,7 @@ def synthetic_input(cfg):
 
 
 def measure(preset: str, batch: int, jit: bool, steps: int, repeats: int, overrides=()):
-    cfg = config_lib.preset(preset, {"train.global_batch_size": batch,
+    cfg = configs.preset(preset, {"train.global_batch_size": batch,
                                      "train.jit_compile": jit, "train.steps": 10 ** 6,
                                      **dict(overrides)})
     repl = replication.make_replicator("default")

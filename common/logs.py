@@ -17,8 +17,16 @@ class _MaxLevel(logging.Filter):
         return record.levelno < self.level
 
 
+class _Prefixed(logging.Formatter):
+    """'warning: ...' / 'error: ...': a problem says what it is, and no caller types it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {super().format(record)}"
+
+
 def setup(level: int = logging.INFO) -> None:
-    """Progress and results to stdout, problems to stderr, as bare messages."""
+    """Progress and results to stdout as bare messages, problems to stderr prefixed with their
+    level ('warning: ...')."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
@@ -26,8 +34,9 @@ def setup(level: int = logging.INFO) -> None:
     out.addFilter(_MaxLevel(logging.WARNING))
     err = logging.StreamHandler(sys.stderr)
     err.setLevel(logging.WARNING)
+    out.setFormatter(logging.Formatter("%(message)s"))
+    err.setFormatter(_Prefixed())
     for handler in (out, err):
-        handler.setFormatter(logging.Formatter("%(message)s"))
         root.addHandler(handler)
     root.setLevel(level)
     for noisy in ("tensorflow", "absl", "matplotlib", "h5py"):

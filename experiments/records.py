@@ -18,11 +18,11 @@ import json
 import logging
 import math
 import os
-import typing
 from dataclasses import dataclass, field
 
 from common import faults, files
 from common.errors import UserError
+from common.dataclass_json import from_dict
 from experiments.config import ConfigError, RunConfig
 
 log = logging.getLogger(__name__)
@@ -39,48 +39,13 @@ class RecordError(UserError, ValueError):
     """A record file exists but cannot be read as the record it should be."""
 
 
-def _from_dict(cls, d: dict):
-    """Build dataclass `cls` from JSON, recursing into nested records; unknown keys are an error
-    (a record from a newer or older format must be converted, not half-read)."""
-    if not isinstance(d, dict):
-        raise RecordError(f"{cls.__name__} must be a JSON object, got {type(d).__name__}")
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(d) - names)
-    if unknown:
-        raise RecordError(f"{cls.__name__} has unknown field(s) {unknown}")
-    kwargs = {}
-    for name, value in d.items():
-        kwargs[name] = _convert(hints[name], value)
-    try:
-        return cls(**kwargs)
-    except TypeError as e:  # a required field is missing
-        raise RecordError(f"{cls.__name__}: {e}") from None
-
-
-def _convert(hint, value):
-    if value is None:
-        return None
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        inner = [a for a in args if a is not type(None)]
-        return _convert(inner[0], value) if len(inner) == 1 else value
-    if dataclasses.is_dataclass(hint):
-        return _from_dict(hint, value)
-    if origin is dict and len(args) == 2 and dataclasses.is_dataclass(args[1]):
-        return {k: _from_dict(args[1], v) for k, v in value.items()}
-    if origin is list and args and dataclasses.is_dataclass(args[0]):
-        return [_from_dict(args[0], v) for v in value]
-    return value
-
-
 class _Record:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict):
-        return _from_dict(cls, d)
+        return from_dict(cls, d, RecordError)
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
@@ -213,10 +178,10 @@ def read_json(path: str):
         with open(path) as f:
             value = json.load(f)
     except (ValueError, OSError) as e:
-        log.warning("warning: %s is corrupt (%s); it is ignored and recomputed", path, e)
+        log.warning("%s is corrupt (%s); it is ignored and recomputed", path, e)
         return None
     if value is None:
-        log.warning("warning: %s holds null; it is ignored and recomputed", path)
+        log.warning("%s holds null; it is ignored and recomputed", path)
     return value
 
 
@@ -227,7 +192,7 @@ def _parse(path: str, parse):
     try:
         return parse(raw)
     except (RecordError, ConfigError, TypeError, KeyError, ValueError) as e:
-        log.warning("warning: %s does not hold a valid record (%s); it is ignored and "
+        log.warning("%s does not hold a valid record (%s); it is ignored and "
                     "recomputed", path, e)
         return None
 

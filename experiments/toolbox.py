@@ -1,6 +1,6 @@
-"""A finished point's generator for users: load it (committed weights or a checkpoint), draw
-class grids or arrays from it, export it. Nothing here builds a discriminator, an optimiser
-or an input pipeline."""
+"""A finished point's generator for users: load it (committed weights or a checkpoint), score
+it again, draw class grids or arrays from it, export it. Nothing here builds a discriminator,
+an optimiser or an input pipeline."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,9 +10,10 @@ import numpy as np
 
 from common import files
 from common.errors import UserError
-from experiments import grids, records
+from experiments import grids, preflight, records
 from experiments.class_names import class_names
-from experiments.config import RunConfig
+from experiments.config import RunConfig, check_eval_replicas
+from experiments.running import run_dir as run_dir_lib
 
 
 class ToolboxError(UserError, ValueError):
@@ -27,34 +28,64 @@ class LoadedGenerator:
     source: str  # where the weights came from, for the user and the figure title
 
 
+def loadable(run_dir: str, step: int | None = None):
+    """(config, record) of a run with weights to load: its committed generator, or with `step`
+    (or without committed weights) a checkpoint. Cheap: callers check before TensorFlow."""
+    cfg = run_dir_lib.require_config(run_dir)
+    record = records.read_record(run_dir) if step is None else None  # a step: a checkpoint
+    run_dir_lib.require_generator(run_dir, record)
+    return cfg, record
+
+
 def load_generator(run_dir: str, replicator, step: int | None = None) -> LoadedGenerator:
     """The point's final generator from its committed `samples/generator.npz`; a checkpoint
     when `step` is given or when there are no committed weights."""
     from sngan import generator_io
     from sngan.sampling import Sampler
-    cfg = records.read_config(run_dir)
-    if cfg is None:
-        raise ToolboxError(f"{os.path.join(run_dir, records.CONFIG)} is missing or unreadable: "
-                           f"is {run_dir} a run directory (a sweep point)?")
-    record = records.read_record(run_dir)
-    weights = os.path.join(run_dir, records.GENERATOR)
-    checkpoints = os.path.join(run_dir, "checkpoints")
-    if step is None and record is not None and record.generator_weights \
-            and os.path.exists(weights):
+    cfg, record = loadable(run_dir, step)
+    if run_dir_lib.has_committed_generator(run_dir, record):
         from sngan import models
         with replicator.context():
             generator = models.build_generator(cfg.model)
-        generator_io.load_generator_weights(generator, weights, record.generator_sha256)
+        generator_io.load_generator_weights(generator, os.path.join(run_dir, records.GENERATOR),
+                                            record.generator_sha256)
         source, loaded_step = records.GENERATOR, record.steps
-    elif os.path.isdir(checkpoints):
-        generator, loaded_step = generator_io.restore_generator(cfg.model, checkpoints, step,
-                                                                replicator=replicator)
-        source = f"checkpoint at step {loaded_step}"
     else:
-        raise ToolboxError(f"{run_dir} has no checkpoint and no committed generator weights "
-                           f"({records.GENERATOR}): train the point first")
+        generator, loaded_step = generator_io.restore_generator(
+            cfg.model, os.path.join(run_dir, run_dir_lib.CHECKPOINTS), step,
+            replicator=replicator)
+        source = f"checkpoint at step {loaded_step}"
     sampler = Sampler(generator, replicator, cfg.model.z_dim, cfg.model.num_classes)
     return LoadedGenerator(cfg, sampler, loaded_step, source)
+
+
+def rescoring_config(run_dir: str, protocol: str | None = None, bn_mode: str | None = None,
+                     replicator: str | None = None) -> RunConfig:
+    """The finished run's config with another evaluation protocol or BN mode, checked against
+    its data, the replicas of `replicator` and the weights there are to load (before
+    TensorFlow starts)."""
+    cfg = run_dir_lib.require_config(run_dir)
+    run_dir_lib.require_record(run_dir)
+    overrides = {k: v for k, v in (("eval.protocol", protocol), ("eval.bn_mode", bn_mode)) if v}
+    cfg = preflight.check_run(cfg.with_overrides(overrides) if overrides else cfg)
+    if replicator:
+        check_eval_replicas(cfg.eval, replicator)
+    loadable(run_dir)
+    return cfg
+
+
+def rescore(run_dir: str, eval_cfg: RunConfig, replicator) -> str:
+    """Score the point's final generator with `eval_cfg`'s protocol and BN mode, kept in its
+    record's `evaluations` under the key 'protocol/bn_mode', which is returned."""
+    from experiments.evaluation.evaluator import Evaluator
+    record = run_dir_lib.require_record(run_dir)
+    loaded = load_generator(run_dir, replicator)  # committed weights, else a checkpoint
+    scores = Evaluator(eval_cfg).score(loaded.sampler.generator, replicator, loaded.step,
+                                       images_seen=record.images_seen)
+    key = f"{eval_cfg.eval.protocol}/{eval_cfg.eval.bn_mode}"
+    records.write_record(run_dir, record.replace(evaluations={**record.evaluations,
+                                                              key: scores}))
+    return key
 
 
 def check_classes(classes, num_classes: int) -> list[int]:
@@ -69,6 +100,13 @@ def check_classes(classes, num_classes: int) -> list[int]:
         raise ToolboxError(f"class index {bad[0]} is out of range: this generator has "
                            f"{num_classes} classes (0..{num_classes - 1})")
     return list(classes)
+
+
+def check_export_dir(path: str) -> str:
+    """A new or empty directory for an exported SavedModel."""
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise ToolboxError(f"--out {path!r} exists and is not empty: choose a new directory")
+    return path
 
 
 def check_writable(path: str, suffixes: tuple[str, ...]) -> str:

@@ -34,7 +34,7 @@ def kept_checkpoints(directory: str) -> list[str]:
         state = tf.train.get_checkpoint_state(directory)
         listed = list(state.all_model_checkpoint_paths) if state else []
     except RESTORE_ERRORS as e:
-        log.warning("warning: the checkpoint index in %s is unreadable (%s); looking for "
+        log.warning("the checkpoint index in %s is unreadable (%s); looking for "
                     "checkpoint files instead", directory, e)
     on_disk = ([os.path.join(directory, f[:-len(".index")]) for f in os.listdir(directory)
                 if f.endswith(".index")] if os.path.isdir(directory) else [])
@@ -55,15 +55,15 @@ def restore_newest(checkpoint: tf.train.Checkpoint, directory: str, variables) -
             checkpoint.restore(prefix).assert_existing_objects_matched()
         except RESTORE_ERRORS as e:
             reason = " ".join(str(e).split())[:300]
-            log.warning("warning: checkpoint %s does not restore (%s: %s); trying an older "
+            log.warning("checkpoint %s does not restore (%s: %s); trying an older "
                         "one", prefix, type(e).__name__, reason)
             continue
         if prefix != candidates[-1]:
-            log.warning("warning: resumed from the older checkpoint %s; the steps after it "
+            log.warning("resumed from the older checkpoint %s; the steps after it "
                         "are trained again", prefix)
         return prefix
     for v, value in zip(variables, initial):
         v.assign(value)
-    log.warning("warning: none of the %d checkpoints in %s restores; training starts from "
+    log.warning("none of the %d checkpoints in %s restores; training starts from "
                 "scratch", len(candidates), directory)
     return None

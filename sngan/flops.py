@@ -193,7 +193,7 @@ def train_config_step_flops(model_cfg, train_cfg, executed: bool = False) -> int
     """`train_step_flops` for a model config and a train config (its batch, n_dis and
     g_batch_multiplier)."""
     return train_step_flops(model_cfg, train_cfg.global_batch_size, train_cfg.n_dis,
-                            getattr(train_cfg, "g_batch_multiplier", 1), executed)
+                            train_cfg.g_batch_multiplier, executed)
 
 
 def sampling_flops(model_cfg, n: int, executed: bool = False) -> int:

@@ -35,7 +35,7 @@ import tensorflow as tf
 import replication
 from common import faults
 from common.progress import ProgressMeter
-from sngan import checkpoints, gradient_noise, losses, models, noise_scale
+from sngan import checkpoints, gradient_noise, losses, models, noise_scale, options
 from sngan.sampling import Sampler
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class GANTrainer:
         self.global_batch = train_cfg.global_batch_size
         self.micro_batch = self.global_batch // train_cfg.grad_accumulation
         # sngan_projection's generator update draws n_gen_samples = 2x the D batch
-        self.g_batch_multiplier = getattr(train_cfg, "g_batch_multiplier", 1)
+        self.g_batch_multiplier = train_cfg.g_batch_multiplier
         replicator.per_replica_batch(self.micro_batch)  # clear error if not divisible
         # B_simple every noise_scale_every steps (sngan/noise_scale.py); None when off
         self.noise_scale, self._noise_splits = gradient_noise.tracker_for(
@@ -146,7 +146,7 @@ class GANTrainer:
                                                           self.g_ema) if m is not None
                          for v in m.weights]
         self.manager = tf.train.CheckpointManager(
-            self.checkpoint, os.path.join(workdir, "checkpoints"),
+            self.checkpoint, os.path.join(workdir, options.CHECKPOINTS),
             max_to_keep=train_cfg.keep_checkpoints)
         self.restored_step = self._restore()
         consumed = self.restored_step * train_cfg.n_dis * train_cfg.grad_accumulation
@@ -211,7 +211,7 @@ class GANTrainer:
             return {k: float(v.numpy()) for k, v in self._train_step(self.iterator).items()}
         except tf.errors.OpError as e:
             reason = " ".join(str(e).split())[:300]
-            log.warning("warning: XLA compilation failed on %s (%s: %s); continuing without "
+            log.warning("XLA compilation failed on %s (%s: %s); continuing without "
                         "XLA", self.replicator.device_kind, type(e).__name__, reason)
         for v, value in zip(self._state, before):  # undo what the failed attempt changed
             v.assign(value)

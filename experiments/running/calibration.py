@@ -15,6 +15,7 @@ import statistics
 import tempfile
 import time
 
+from common.progress import format_duration
 from experiments.config import RunConfig
 from experiments.running import cost_model, run_dir
 
@@ -50,6 +51,21 @@ class SweepEstimate:
         left = any(s is not None for _, s in self.points)
         return (self.eval_setup_s if left else 0.0) + self.points_s
 
+    def lines(self) -> list[str]:
+        """The estimate as the dry run prints it."""
+        out = [f"calibration: batch {s.batch}: {s.step_s:.3f} s/step "
+               f"({s.step_flops / s.step_s / 1e9:.0f} GFLOP/s), set-up {s.setup_s:.1f} s"
+               for s in self.steps]
+        out.append(f"calibration: one evaluation {self.eval_s:.1f} s, once per sweep "
+                   f"{self.eval_setup_s:.1f} s (classifier, reference statistics, tracing)")
+        out += [f"estimate: {name} " + ("finished earlier" if seconds is None
+                                        else format_duration(seconds))
+                for name, seconds in self.points]
+        out.append(f"estimated time on this machine: {format_duration(self.total_s)} "
+                   f"({sum(s is None for _, s in self.points)} of {len(self.points)} points "
+                   "finished)")
+        return out
+
 
 def time_training(cfg: RunConfig, replicator, steps: int = CALIBRATION_STEPS) -> StepTiming:
     """Set-up and per-step time of `cfg`'s training, on its real input pipeline."""
@@ -73,10 +89,8 @@ def time_training(cfg: RunConfig, replicator, steps: int = CALIBRATION_STEPS) ->
             trainer.fit(until=step)
             times.append(time.perf_counter() - t1)
     step_s = statistics.median(times)
-    return StepTiming(
-        batch=t.global_batch_size, setup_s=max(0.0, setup - step_s), step_s=step_s,
-        step_flops=flops.train_step_flops(cfg.model, t.global_batch_size, t.n_dis,
-                                          t.g_batch_multiplier))
+    return StepTiming(batch=t.global_batch_size, setup_s=max(0.0, setup - step_s),
+                      step_s=step_s, step_flops=flops.train_config_step_flops(cfg.model, t))
 
 
 def time_evaluation(cfg: RunConfig, replicator, evaluator_factory) -> tuple[float, float]:
@@ -97,7 +111,6 @@ def time_evaluation(cfg: RunConfig, replicator, evaluator_factory) -> tuple[floa
 def estimate_sweep(spec, out_dir: str, replicator, evaluator_factory,
                    steps: int = CALIBRATION_STEPS) -> SweepEstimate:
     """Calibrate on this machine and price every point of `spec` not finished in `out_dir`."""
-    from experiments.running.sweep import point_cost
     points = spec.points()
     by_batch = {cfg.train.global_batch_size: cfg for _, cfg in points}
     timed = []
@@ -112,7 +125,9 @@ def estimate_sweep(spec, out_dir: str, replicator, evaluator_factory,
     priced = []
     for name, cfg in points:
         finished = run_dir.finished_record(cfg, os.path.join(out_dir, "points", name))
-        priced.append((name, None if finished is not None else model.predict(point_cost(cfg))))
+        cost = None if finished is not None else model.predict(
+            cost_model.PointCost.for_point(cfg))
+        priced.append((name, cost))
     return SweepEstimate(model, tuple(timed), eval_setup, per_eval, tuple(priced))
 
 

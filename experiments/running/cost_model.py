@@ -20,21 +20,22 @@ model from a few timed steps at two batch sizes and one timed evaluation (a dry 
 start of a sweep).
 
 One point cannot tell a per-step overhead from a per-FLOP cost, and on a small-channel model
-the overhead is large (fashion_mnist at batch 8 runs at 0.3 of the peak, at 512 at 0.45): a
-FLOP-only fit on the first, smallest point over-predicted a sweep 2.5x. `fit(points, prior)`
+the overhead is large (small batches run well below the rate of large ones): a FLOP-only fit
+on the first, smallest point over-predicts the rest of the sweep. `fit(points, prior)`
 therefore keeps a calibrated model's SHAPE (a : b, and its per-point set-up) and fits only
 its scale to the finished points' training time, which corrects what calibration misses
 (input pipeline, checkpoints, summaries, a machine slower than during calibration).
 
-Pure Python + numpy (no TensorFlow): the caller supplies FLOPs (`sngan.flops`).
+numpy and scipy only: TensorFlow is not imported (`PointCost.for_point` counts a config's
+FLOPs with `sngan.flops`, imported when called). The sweep prices its points here.
 """
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Iterable, Mapping
 
 import numpy as np
+from scipy.optimize import nnls
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,14 +66,17 @@ class PointCost:
         return float(self.images)
 
     @classmethod
-    def for_point(cls, cfg, step_flops: float | None = None, seconds: float | None = None,
+    def for_point(cls, cfg, seconds: float | None = None,
                   eval_seconds: float | None = None) -> PointCost:
-        """The cost of a sweep point with RunConfig `cfg`: its evaluations are the curve's,
-        the final one and the final checkpoint's replicates (experiments.running.point)."""
+        """The cost of a sweep point with RunConfig `cfg`: its training step's FLOPs, and its
+        evaluations: the curve's, the final one and the final checkpoint's replicates
+        (experiments.running.point). `seconds`: its measured time, once finished."""
+        from sngan import flops
         t, ev = cfg.train, cfg.eval
         return cls(steps=t.steps, global_batch=t.global_batch_size, n_dis=t.n_dis,
                    evaluations=evaluations_for(t.steps, ev.every) + ev.replicates - 1,
-                   step_flops=step_flops, seconds=seconds, eval_seconds=eval_seconds)
+                   step_flops=flops.train_config_step_flops(cfg.model, t), seconds=seconds,
+                   eval_seconds=eval_seconds)
 
 
 def evaluations_for(steps: int, every: int) -> int:
@@ -99,31 +103,12 @@ def _unit(points: Iterable[PointCost]) -> str:
     return "flop" if all(p.step_flops is not None for p in points) else "image"
 
 
-def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """min ||a x - b|| subject to x >= 0, exactly, for a few columns (tries every support)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    n = a.shape[1]
-    best, best_res = np.zeros(n), float(np.sum(b ** 2))
-    for k in range(1, n + 1):
-        for support in itertools.combinations(range(n), k):
-            cols = list(support)
-            x_s, *_ = np.linalg.lstsq(a[:, cols], b, rcond=None)
-            if np.any(x_s < 0):
-                continue
-            x = np.zeros(n)
-            x[cols] = x_s
-            res = float(np.sum((a @ x - b) ** 2))
-            if res < best_res - 1e-12 * max(best_res, 1e-300):
-                best, best_res = x, res
-    return best
-
-
 def _solve(columns: list[np.ndarray], target: np.ndarray) -> list[float]:
     """NNLS on unit-norm-scaled columns; returns coefficients in the original units."""
     a = np.stack(columns, axis=1)
     scale = np.linalg.norm(a, axis=0)
     scale[scale == 0] = 1.0
-    x = nnls(a / scale, target)
+    x, _ = nnls(a / scale, np.asarray(target, float))
     return list(x / scale)
 
 

@@ -15,6 +15,7 @@ import shlex
 import sys
 
 from common.errors import UserError
+from replication.specs import parse_spec
 
 LOCK_FILE = ".lock"
 _held: dict[str, int] = {}  # realpath of a lock file -> its open descriptor, for the process
@@ -22,6 +23,10 @@ _held: dict[str, int] = {}  # realpath of a lock file -> its open descriptor, fo
 
 class LockedError(UserError, RuntimeError):
     """Another live process holds the directory's lock."""
+
+
+class NotADirectory(UserError, NotADirectoryError):
+    """An output path names a file."""
 
 
 def _holder(fd: int) -> dict:
@@ -42,6 +47,7 @@ def lock_dir(directory: str, command: str | None = None, what: str = "--out") ->
     key = os.path.realpath(path)
     if key in _held:
         return path
+    usable_dir(directory, what)
     os.makedirs(directory, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -65,3 +71,30 @@ def unlock_dir(directory: str) -> None:
     fd = _held.pop(os.path.realpath(os.path.join(directory, LOCK_FILE)), None)
     if fd is not None:
         os.close(fd)  # closing the only descriptor releases the flock
+
+
+def usable_dir(directory: str, what: str = "--out") -> str:
+    """`directory` if it is one or can be created (checked before anything is written)."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise NotADirectory(f"{what} {directory!r} is a file, not a directory: choose another "
+                            "path")
+    return directory
+
+
+def own_output(out: str, command: str, replicator_spec: str, make_replicator):
+    """Lock `out` for this process, then build the replicator (`make_replicator(spec)`);
+    returns it and the directory this process writes.
+
+    The lock comes before TensorFlow starts (a busy directory costs no start-up), except under
+    multiworker: there every worker trains and writes its own directory (the chief `out`, the
+    others `out/.workerN`, whose files are not results), known once the cluster is up.
+    """
+    multiworker = parse_spec(replicator_spec).kind == "multiworker"
+    if not multiworker:
+        lock_dir(out, command)
+    replicator = make_replicator(replicator_spec)
+    if replicator.worker_index:
+        out = os.path.join(out, f".worker{replicator.worker_index}")
+    if multiworker:
+        lock_dir(out, command)
+    return replicator, out

@@ -13,14 +13,19 @@ from common.errors import UserError
 from experiments import records
 from experiments.config import RunConfig
 from experiments.records import PointRecord
+from sngan import options
 
 RESUMABLE_FIELDS = {"train.log_every", "train.summary_every", "train.checkpoint_every",
                     "train.keep_checkpoints", "train.replicator", "eval.every"}
-CHECKPOINTS = "checkpoints"
+CHECKPOINTS = options.CHECKPOINTS  # where the trainer keeps its checkpoints in a run directory
 
 
 class ConfigMismatchError(UserError, RuntimeError):
     """A run directory holds results made with a different configuration."""
+
+
+class NotARunError(UserError, FileNotFoundError):
+    """A directory given as a run's lacks what the command needs from it."""
 
 
 def flatten(d: dict, prefix: str = "") -> dict:
@@ -85,3 +90,36 @@ def claim(run_dir: str, cfg: RunConfig) -> None:
     check(run_dir, cfg)
     os.makedirs(run_dir, exist_ok=True)
     records.write_config(run_dir, cfg)
+
+
+def require_config(run_dir: str) -> RunConfig:
+    """The config of an existing run directory (a sweep point or a `train --out`)."""
+    if not os.path.isdir(run_dir):
+        raise NotARunError(f"--run {run_dir!r} does not exist: give a run directory (one "
+                           f"that holds {records.CONFIG}, e.g. a sweep's points/NAME)")
+    cfg = records.read_config(run_dir)
+    if cfg is None:
+        raise NotARunError(f"{os.path.join(run_dir, records.CONFIG)} is missing or unreadable:"
+                           f" is {run_dir} a run directory (a sweep point)?")
+    return cfg
+
+
+def require_record(run_dir: str) -> PointRecord:
+    """A finished point's record (to re-score it)."""
+    record = records.read_record(run_dir)
+    if record is None:
+        raise NotARunError(f"{run_dir} has no finished record ({records.METRICS}): let the run "
+                           "finish before re-scoring it")
+    return record
+
+
+def has_committed_generator(run_dir: str, record: PointRecord | None) -> bool:
+    return record is not None and bool(record.generator_weights) and os.path.exists(
+        os.path.join(run_dir, record.generator_weights))
+
+
+def require_generator(run_dir: str, record: PointRecord | None) -> None:
+    """Weights to load: the committed generator or a checkpoint (checked before TensorFlow)."""
+    if not has_committed_generator(run_dir, record) and not has_checkpoint(run_dir):
+        raise NotARunError(f"{run_dir} has no checkpoint and no committed generator weights "
+                           f"({records.GENERATOR}): train the point first")

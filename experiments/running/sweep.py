@@ -4,9 +4,12 @@ Budget modes: `equal_steps` (the default; every point makes the same number of g
 updates, as in the TF-Replicator comparison) or `equal_images` (`steps` is the budget of the
 batch-64 point and others get steps * 64 / batch, so every point sees the same images).
 Learning-rate scaling relative to batch 64: none (SN-GAN's setting), linear, or sqrt.
+A directory may hold several arms (experiments.config.SweepAxes.arm): the main one, and
+further comparisons whose point names end in _ARM.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -14,36 +17,33 @@ import time
 from dataclasses import dataclass
 
 from common.progress import format_duration
-from experiments.config import BASELINE_BATCH, BUDGET_MODES, LR_SCALING, ConfigError, RunConfig
-from experiments.running import cost_model, sweep_dir
+from experiments import configs, preflight
+from experiments.config import BASELINE_BATCH, RunConfig, SweepAxes
+from experiments.running import cost_model, lock, sweep_dir
 
 log = logging.getLogger(__name__)
-
-# The quick default: the paper's comparison (64 vs 512) and five batch sizes, enough for the
-# trend test to reach p < 0.05. 128 and 256 are left out because they cost 37% of the full
-# range's compute: the default then fits 30 min on a 2-core CPU with a ~125 GFLOP/s peak.
-DEFAULT_BATCH_SIZES = (8, 16, 32, 64, 512)
-
 
 
 @dataclass(frozen=True)
 class SweepSpec:
+    """A run config and the axes a sweep varies over it (validated as `SweepAxes`)."""
     base: RunConfig
-    batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES
+    batch_sizes: tuple[int, ...]
     seeds: tuple[int, ...] = (0,)
     lr_scaling: str = "none"
     budget: str = "equal_steps"
+    arm: str = ""
 
     def __post_init__(self):
-        if self.lr_scaling not in LR_SCALING:
-            raise ConfigError(f"lr_scaling={self.lr_scaling!r} is not one of {list(LR_SCALING)}")
-        if self.budget not in BUDGET_MODES:
-            raise ConfigError(f"budget={self.budget!r} is not one of {list(BUDGET_MODES)}")
-        if not self.batch_sizes or any(b <= 0 for b in self.batch_sizes):
-            raise ConfigError(f"batch sizes must be positive, got {self.batch_sizes}")
-        if not self.seeds:
-            raise ConfigError("at least one seed is needed")
+        SweepAxes(tuple(self.batch_sizes), tuple(self.seeds), self.lr_scaling, self.budget,
+                  self.arm)
         self.points()  # validates every point's config now, not hours into the sweep
+
+    @classmethod
+    def from_axes(cls, base: RunConfig, axes: SweepAxes) -> SweepSpec:
+        """The sweep `axes` describe over `base` (their steps, decay and cadence applied)."""
+        return cls(axes.apply(base), axes.batch_sizes, axes.seeds, axes.lr_scaling,
+                   axes.budget, axes.arm)
 
     def lr_factor(self, batch: int) -> float:
         ratio = batch / BASELINE_BATCH
@@ -72,30 +72,61 @@ class SweepSpec:
             overrides["eval.every"] = max(1, round(steps * fraction))
         return self.base.with_overrides(overrides)
 
+    def point_name(self, batch: int, seed: int) -> str:
+        return f"bs{batch:04d}_seed{seed}" + (f"_{self.arm}" if self.arm else "")
+
     def points(self) -> list[tuple[str, RunConfig]]:
-        return [(f"bs{b:04d}_seed{s}", self.point_config(b, s))
+        return [(self.point_name(b, s), self.point_config(b, s))
                 for s in self.seeds for b in self.batch_sizes]
 
+    def describe(self, out: str) -> str:
+        b = self.base
+        return (f"sweep: preset {b.preset}{f', arm {self.arm}' if self.arm else ''}, batch "
+                f"sizes {list(self.batch_sizes)}, seeds {list(self.seeds)}, {b.train.steps} G "
+                f"steps ({self.budget}), lr scaling {self.lr_scaling}, n_dis {b.train.n_dis}, "
+                f"replicator {b.train.replicator}, protocol {b.eval.protocol} -> {out}")
+
     def to_dict(self) -> dict:
-        return dict(base=self.base.to_dict(), batch_sizes=list(self.batch_sizes),
-                    seeds=list(self.seeds), lr_scaling=self.lr_scaling, budget=self.budget)
+        """What sweep.json records: the settings shared by the arm's points, and its points."""
+        return dict(base=self.base.to_dict(), lr_scaling=self.lr_scaling, budget=self.budget,
+                    arm=self.arm, points=[[b, s] for s in self.seeds for b in self.batch_sizes])
+
+
+def named_spec(preset: str, sweep: str | None = None, changes: dict | None = None,
+               overrides: dict | None = None) -> SweepSpec:
+    """A named sweep of an experiment config (experiments/configs/PRESET.py; None: its first),
+    with `changes` to its axes and config `overrides` applied over it, every point checked
+    against its data (preflight)."""
+    axes = dataclasses.replace(configs.sweep_axes(preset, sweep), **(changes or {}))
+    # The base takes the sweep's first batch size: every point sets its own, and the preset's
+    # must not be checked against the replicas when the sweep never uses it.
+    base = configs.preset(preset, {**axes.overrides(), **(overrides or {}),
+                                   "train.global_batch_size": axes.batch_sizes[0]})
+    spec = SweepSpec(preflight.check_run(base), axes.batch_sizes, axes.seeds, axes.lr_scaling,
+                     axes.budget, axes.arm)
+    for _, cfg in spec.points():
+        preflight.check_run(cfg)
+    return spec
 
 
 def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator,
-              calibrate: bool = True) -> list:
+              calibrate: bool = True, restart: bool = False) -> list:
     """Run every unfinished point (skipping finished ones); returns their records.
 
-    With `calibrate`, a few timed steps at the smallest and largest batch and one timed
-    evaluation first give the ETA its shape (`calibrated_prior`); the evaluator's one-off
-    set-up it pays is reused by every point. The report is not written here: the CLI composes
-    "sweep, then report", so running never depends on reporting.
+    Locks `out_dir` and claims it for this sweep first (sweep_dir.claim: another study's
+    directory is refused; `restart` deletes its points first). With `calibrate`, a few timed
+    steps at the smallest and largest batch and one timed evaluation first give the ETA its
+    shape (`calibrated_prior`); the evaluator's one-off set-up it pays is reused by every
+    point. The report is not written here: the CLI composes "sweep, then report", so running
+    never depends on reporting.
     """
-    sweep_dir.claim(out_dir, spec.to_dict())  # refuses another sweep's directory
+    lock.lock_dir(out_dir)  # re-entrant: the command line took it before TensorFlow started
+    sweep_dir.claim(out_dir, spec.to_dict(), restart=restart)
     points = spec.points()
     t0 = time.perf_counter()
     from experiments.running.point import run_point  # TensorFlow-heavy
 
-    costs = [point_cost(cfg) for _, cfg in points]
+    costs = [cost_model.PointCost.for_point(cfg) for _, cfg in points]
     prior = calibrated_prior(spec, out_dir, replicator, evaluator) if calibrate else None
     results = []
     for i, (name, cfg) in enumerate(points, 1):
@@ -112,8 +143,9 @@ def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator,
         results.append(record)
         seconds = time.perf_counter() - t
         # a point computed now informs the cost model; a finished one skipped does not
-        costs[i - 1] = point_cost(cfg, seconds if seconds > 1.0 else 0.0,
-                                  record.eval_wall_time_s if seconds > 1.0 else None)
+        costs[i - 1] = cost_model.PointCost.for_point(
+            cfg, seconds if seconds > 1.0 else 0.0,
+            record.eval_wall_time_s if seconds > 1.0 else None)
     log.info(f"sweep finished in {time.perf_counter() - t0:.0f} s")
     return results
 
@@ -123,8 +155,8 @@ def calibrated_prior(spec: SweepSpec, out_dir: str, replicator, evaluator
     """The dry run's calibration, as the prior of the sweep's ETA; None when fewer than two
     batch sizes are left to run (then scaling by FLOPs is all the ETA needs).
 
-    Costs a few steps and one evaluation (30 s of the default sweep's 588 s, measured); in
-    exchange the ETA is right from the start, not 2.5x too high after a small first point.
+    Costs a few steps and one evaluation; in exchange the ETA is right from the start,
+    instead of scaled by FLOPs from a small first point, whose per-step overhead it overrates.
     """
     from experiments.running import calibration, run_dir
     left = {cfg.train.global_batch_size for name, cfg in spec.points()
@@ -143,12 +175,3 @@ def calibrated_prior(spec: SweepSpec, out_dir: str, replicator, evaluator
              f"{est.eval_s:.1f} s): its points should take {format_duration(est.points_s)}")
     return est.model
 
-
-def point_cost(cfg: RunConfig, seconds: float | None = None,
-               eval_seconds: float | None = None) -> cost_model.PointCost:
-    """What a point costs (training FLOPs, evaluations) for the sweep's ETA."""
-    from sngan import flops
-    t = cfg.train
-    step_flops = flops.train_step_flops(cfg.model, t.global_batch_size, t.n_dis,
-                                        t.g_batch_multiplier)
-    return cost_model.PointCost.for_point(cfg, step_flops, seconds, eval_seconds)

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from experiments.cli import build_parser, main
+from experiments.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -47,7 +47,32 @@ def test_bad_input_gives_one_line_errors(argv, message, tmp_path):
     assert os.listdir(tmp_path) == []  # nothing written
 
 
-def test_every_subcommand_is_there():
-    sub = build_parser()._subparsers._group_actions[0].choices
-    assert {"sweep", "train", "evaluate", "report", "reference-stats", "train-classifier",
-            "prepare-data"} <= set(sub)
+@pytest.mark.parametrize("command", ["sweep", "train", "evaluate", "sample", "export",
+                                     "report", "reference-stats", "prepare-data",
+                                     "train-classifier"])
+def test_every_subcommand_is_there(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0
+    assert f"usage: python -m experiments {command}" in capsys.readouterr().out
+
+
+def test_a_preset_names_a_config_file_and_its_named_sweeps(capsys):
+    """The reference run's named sweeps: v2 (its default), six seeds at 64 and 512, and the
+    equal-images control, whose point names cannot collide with v2's."""
+    def points(*argv):
+        assert main(["sweep", "--preset", "fashion_mnist_reference", "--dry-run",
+                     "--no-calibration", *argv]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        return {l.split()[0]: tuple(l.split()[1:]) for l in lines if l.startswith("bs")}
+
+    v2 = points()
+    assert len(v2) == 21 and set(v2.values()) == {("1000", "0.0002")}
+    assert {"bs0008_seed0", "bs0512_seed2"} <= set(v2)
+    assert set(points("--sweep", "more_seeds")) == {
+        f"bs{b:04d}_seed{s}" for b in (64, 512) for s in (3, 4, 5)}
+    control = points("--sweep", "equal_images")
+    assert control == {f"bs0064_seed{s}_equal_images": ("8000", "0.0002") for s in (0, 1, 2)}
+    # flags still win over the named sweep's axes
+    assert set(points("--sweep", "equal_images", "--seeds", "7", "--steps", "10",
+                      "--set", "train.lr_decay_start=5")) == {"bs0064_seed7_equal_images"}

@@ -15,8 +15,8 @@ import sys
 import numpy as np
 import pytest
 
-from experiments import config as c
 from experiments import records
+from experiments.configs import preset
 from experiments.running import lock, sweep_dir
 from experiments.running.sweep import SweepSpec
 
@@ -119,7 +119,7 @@ def tree_hash(root) -> str:
 def workspace(tmp_path_factory):
     ws = tmp_path_factory.mktemp("cli_errors")
     fake_sweep(str(ws / "sweep_out"))
-    base = c.preset("fashion_mnist", {"train.steps": 4})
+    base = preset("fashion_mnist", {"train.steps": 4})
     sweep_dir.claim(str(ws / "sweep_out"), SweepSpec(base, batch_sizes=(16, 64, 512)).to_dict())
     (ws / "afile").write_text("not a directory")
     os.makedirs(ws / "empty")

@@ -1,34 +1,13 @@
-"""Configs: presets validate, JSON round trip is exact, bad values give clear errors."""
-import json
-
+"""The config schema: overrides parse, bad values give clear errors, JSON round trip is exact
+and strict, sweep axes validate. (The experiments' own configs: tests/experiments/configs/.)"""
 import pytest
 
 from experiments import config as c
-
-
-@pytest.mark.parametrize("name", sorted(c.PRESETS))
-def test_presets_round_trip_through_json(name):
-    cfg = c.preset(name)
-    again = c.RunConfig.from_json(cfg.to_json())
-    assert again == cfg
-    assert json.loads(again.to_json()) == json.loads(cfg.to_json())
-
-
-def test_presets_hold_the_paper_numbers():
-    img = c.preset("imagenet128")
-    assert (img.model.resolution, img.model.num_classes, img.model.g_ch, img.model.d_ch) == \
-        (128, 1000, 64, 64)
-    assert (img.train.g_lr, img.train.beta1, img.train.beta2, img.train.n_dis) == \
-        (2e-4, 0.0, 0.9, 5)
-    assert (img.train.steps, img.train.lr_decay_start, img.train.global_batch_size) == \
-        (450_000, 400_000, 64)
-    assert img.eval.sample_class == 950  # 'orange'
-    cifar = c.preset("cifar10")
-    assert (cifar.model.g_ch, cifar.model.d_ch, cifar.train.n_dis) == (256, 128, 5)
+from experiments.configs import preset
 
 
 def test_overrides_parse_values_and_types():
-    cfg = c.preset("fashion_mnist", ["train.global_batch_size=128", "train.ema_decay=0.999",
+    cfg = preset("fashion_mnist", ["train.global_batch_size=128", "train.ema_decay=0.999",
                                       "model.bn_cross_replica=false", "train.replicator=cpu:4",
                                       "train.lr_decay_start=none"])
     assert cfg.train.global_batch_size == 128
@@ -39,12 +18,12 @@ def test_overrides_parse_values_and_types():
 
 
 def test_named_protocol_brings_its_counts():
-    cfg = c.preset("fashion_mnist", {"eval.protocol": "standard"})
+    cfg = preset("fashion_mnist", {"eval.protocol": "standard"})
     assert (cfg.eval.num_fake, cfg.eval.num_real, cfg.eval.reference_split) == \
         (50_000, 50_000, "train")
     with pytest.raises(c.ConfigError, match="protocol='custom'"):
-        c.preset("fashion_mnist", {"eval.protocol": "standard", "eval.num_fake": 10})
-    custom = c.preset("fashion_mnist", {"eval.protocol": "custom", "eval.num_fake": 100})
+        preset("fashion_mnist", {"eval.protocol": "standard", "eval.num_fake": 10})
+    custom = preset("fashion_mnist", {"eval.protocol": "custom", "eval.num_fake": 100})
     assert custom.eval.num_fake == 100
 
 
@@ -74,29 +53,29 @@ def test_named_protocol_brings_its_counts():
 ])
 def test_bad_values_are_refused_with_clear_errors(overrides, message):
     if message is None:
-        c.preset("fashion_mnist", overrides)
+        preset("fashion_mnist", overrides)
         return
     with pytest.raises(c.ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        c.preset("fashion_mnist", overrides)
+        preset("fashion_mnist", overrides)
 
 
 def test_configs_are_frozen():
-    cfg = c.preset("fashion_mnist")
+    cfg = preset("fashion_mnist")
     with pytest.raises(Exception):
         cfg.train.steps = 5  # type: ignore[misc]
 
 
 def test_unknown_dataset_classifier_mismatch():
     with pytest.raises(c.ConfigError, match="only scores fashion_mnist"):
-        c.preset("cifar10", {"eval.classifier": "fashion_mnist_classifier"})
+        preset("cifar10", {"eval.classifier": "fashion_mnist_classifier"})
 
 
 def test_from_dict_rejects_unknown_and_null_fields():
-    d = c.preset("fashion_mnist").to_dict()
+    d = preset("fashion_mnist").to_dict()
     d["train"]["surprise"] = 1
     with pytest.raises(c.ConfigError, match="train.surprise"):
         c.RunConfig.from_dict(d)
-    d = c.preset("fashion_mnist").to_dict()
+    d = preset("fashion_mnist").to_dict()
     d["train"]["steps"] = None
     with pytest.raises(c.ConfigError, match="may not be null"):
         c.RunConfig.from_dict(d)
@@ -115,15 +94,28 @@ def test_model_library_tests_use_the_presets_models():
 
     from model_configs import PRESET_MODELS
     for name, model in PRESET_MODELS.items():
-        assert dataclasses.asdict(model) == dataclasses.asdict(c.preset(name).model), name
+        assert dataclasses.asdict(model) == dataclasses.asdict(preset(name).model), name
 
 
-def test_presets_follow_the_reference_code():
-    """sngan_projection: G update on 2x the D batch, CIFAR-10 lr decayed linearly from step 0,
-    samples drawn with BN running averages (decay 0.9)."""
-    for name in ("cifar10", "imagenet128"):
-        cfg = c.preset(name)
-        assert cfg.train.g_batch_multiplier == 2 and cfg.eval.bn_mode == "moving"
-        assert cfg.model.g_bn_momentum == 0.9
-    assert c.preset("cifar10").train.lr_decay_start == 0
-    assert c.preset("fashion_mnist").train.g_batch_multiplier == 1
+def test_sweep_axes_validate_and_name_their_overrides():
+    axes = c.SweepAxes(batch_sizes=(64,), seeds=(0, 1), budget="equal_images",
+                       arm="equal_images", steps=8000, lr_decay_start=4000, eval_every=1000)
+    assert axes.overrides() == {"train.steps": 8000, "train.lr_decay_start": 4000,
+                                "eval.every": 1000}
+    assert c.SweepAxes(batch_sizes=(8,)).overrides() == {}
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(batch_sizes=()), "batch sizes must be positive"),
+    (dict(batch_sizes=(8, 0)), "batch sizes must be positive"),
+    (dict(batch_sizes=(8, 8)), "repeated sweep batch sizes"),
+    (dict(batch_sizes=(8,), seeds=(0, 0)), "repeated sweep seeds"),
+    (dict(batch_sizes=(8,), seeds=(-1,)), "seeds >= 0"),
+    (dict(batch_sizes=(8,), lr_scaling="cubic"), "lr_scaling='cubic'"),
+    (dict(batch_sizes=(8,), budget="equal_time"), "budget='equal_time'"),
+    (dict(batch_sizes=(8,), arm="Equal Images"), "arm='Equal Images'"),
+    (dict(batch_sizes=(8,), steps=0), "sweep steps must be >= 1"),
+])
+def test_bad_sweep_axes_are_refused(fields, message):
+    with pytest.raises(c.ConfigError, match=message):
+        c.SweepAxes(**fields)

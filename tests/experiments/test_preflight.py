@@ -7,13 +7,14 @@ import pytest
 
 from experiments import config as c
 from experiments import preflight
+from experiments.configs import preset
 from experiments.data.errors import DatasetError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def cfg(**overrides):
-    return c.preset("fashion_mnist", overrides)
+    return preset("fashion_mnist", overrides)
 
 
 def test_the_presets_fit_fashion_mnist():
@@ -51,7 +52,7 @@ def test_image_folder_sizes_come_from_the_listing(tmp_path):
 
 
 def test_checks_do_not_import_tensorflow():
-    code = ("import sys; from experiments import config, preflight; "
-            "preflight.check_run(config.preset('fashion_mnist')); "
+    code = ("import sys; from experiments import configs, preflight; "
+            "preflight.check_run(configs.preset('fashion_mnist')); "
             "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)

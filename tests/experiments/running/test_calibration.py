@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
-from experiments import config as c
+from experiments.configs import preset
 from experiments.running import calibration
-from experiments.running.sweep import SweepSpec, point_cost
+from experiments.running.cost_model import PointCost
+from experiments.running.sweep import SweepSpec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TINY = ["--protocol", "tiny", "--steps", "4", "--set", "model.g_ch=8", "--set", "model.d_ch=8",
@@ -16,28 +17,28 @@ TINY = ["--protocol", "tiny", "--steps", "4", "--set", "model.g_ch=8", "--set", 
 
 
 def test_estimate_prices_every_point_from_the_calibration(monkeypatch, tmp_path):
-    spec = SweepSpec(c.preset("fashion_mnist", {"train.steps": 100, "eval.every": 25}),
+    spec = SweepSpec(preset("fashion_mnist", {"train.steps": 100, "eval.every": 25}),
                      batch_sizes=(8, 64, 512), seeds=(0, 1))
     by_batch = {8: (0.05, 2.0), 512: (1.9, 3.0)}  # seconds per step, set-up seconds
 
     def fake_training(cfg, replicator, steps):
         b = cfg.train.global_batch_size
         return calibration.StepTiming(b, by_batch[b][1], by_batch[b][0],
-                                      point_cost(cfg).step_flops)
+                                      PointCost.for_point(cfg).step_flops)
 
     monkeypatch.setattr(calibration, "time_training", fake_training)
     monkeypatch.setattr(calibration, "time_evaluation", lambda cfg, rep, factory: (12.0, 4.0))
     est = calibration.estimate_sweep(spec, str(tmp_path), replicator=None,
                                      evaluator_factory=None)
 
-    f8, f512 = (point_cost(spec.point_config(b, 0)).step_flops for b in (8, 512))
+    f8, f512 = (PointCost.for_point(spec.point_config(b, 0)).step_flops for b in (8, 512))
     b = (1.9 - 0.05) / (f512 - f8)  # seconds per FLOP: the line through the two timings
     a = 0.05 - b * f8
     assert est.model.per_work == pytest.approx(b)
     assert est.model.per_step == pytest.approx(a)
     want = 12.0  # once per sweep
     for _, cfg in spec.points():
-        cost = point_cost(cfg)
+        cost = PointCost.for_point(cfg)
         assert cost.evaluations == 4 + cfg.eval.replicates - 1
         want += 2.5 + 100 * (a + b * cost.step_flops) + 4.0 * cost.evaluations
     assert [name for name, _ in est.points] == [name for name, _ in spec.points()]
@@ -45,11 +46,11 @@ def test_estimate_prices_every_point_from_the_calibration(monkeypatch, tmp_path)
 
 
 def test_calibration_needs_no_timing_of_finished_points(monkeypatch, tmp_path):
-    spec = SweepSpec(c.preset("fashion_mnist", {"train.steps": 10}), batch_sizes=(8,))
+    spec = SweepSpec(preset("fashion_mnist", {"train.steps": 10}), batch_sizes=(8,))
     monkeypatch.setattr(calibration.run_dir, "finished_record",
                         lambda cfg, directory: object())  # every point finished
     monkeypatch.setattr(calibration, "time_training", lambda cfg, rep, steps: (
-        calibration.StepTiming(8, 1.0, 0.1, point_cost(cfg).step_flops)))
+        calibration.StepTiming(8, 1.0, 0.1, PointCost.for_point(cfg).step_flops)))
     monkeypatch.setattr(calibration, "time_evaluation", lambda cfg, rep, factory: (5.0, 1.0))
     est = calibration.estimate_sweep(spec, str(tmp_path), None, None)
     assert est.points == (("bs0008_seed0", None),) and est.total_s == 0.0
@@ -66,7 +67,7 @@ def test_the_sweep_calibrates_only_when_two_batch_sizes_are_left_and_survives_a_
         return calibration.SweepEstimate(model, (), 0.0, 1.0, (("p", 5.0),))
 
     monkeypatch.setattr(calibration, "estimate_sweep", fake_estimate)
-    base = c.preset("fashion_mnist", {"train.steps": 10})
+    base = preset("fashion_mnist", {"train.steps": 10})
     two = SweepSpec(base, batch_sizes=(8, 64))
     assert sweep.calibrated_prior(two, str(tmp_path), None, "evaluator") is model
     assert calls == ["evaluator"]

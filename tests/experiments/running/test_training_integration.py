@@ -6,6 +6,7 @@ from synthetic_data import synthetic_input_fn
 
 import replication
 from experiments import config as c
+from experiments.configs import preset
 from experiments.running import run_dir
 from experiments.running.run_dir import ConfigMismatchError
 from sngan.training import GANTrainer
@@ -16,7 +17,7 @@ TINY = {"model.g_ch": 8, "model.d_ch": 8, "model.z_dim": 16, "train.global_batch
 
 
 def tiny_cfg(**overrides):
-    return c.preset("fashion_mnist", {**TINY, **{k.replace("__", "."): v
+    return preset("fashion_mnist", {**TINY, **{k.replace("__", "."): v
                                                   for k, v in overrides.items()}})
 
 
@@ -124,7 +125,7 @@ def test_a_diverged_point_is_recorded_never_scored_and_reported(tmp_path, monkey
 @pytest.mark.slow
 def test_a_few_hundred_steps_on_fashion_mnist_learn(tmp_path):
     from experiments import data
-    cfg = c.preset("fashion_mnist", {"train.global_batch_size": 32, "train.steps": 300,
+    cfg = preset("fashion_mnist", {"train.global_batch_size": 32, "train.steps": 300,
                                      "train.n_dis": 1, "train.checkpoint_every": 300,
                                      "train.log_every": 100, "train.summary_every": 300,
                                      "model.g_ch": 16, "model.d_ch": 16})
