@@ -292,18 +292,18 @@ def analysis_markdown(result: dict) -> str:
     if not result["comparisons"]:
         lines += [f"No verdict: it needs finished points at batch {BASELINE_BATCH} and a "
                   "larger batch.", ""]
-    for c in result["comparisons"]:
-        lines += _comparison_markdown(c)
-    if result["equal_images_note"]:
-        lines += [f"### {LABELS[EQUAL_IMAGES][0].upper() + LABELS[EQUAL_IMAGES][1:]}", "",
-                  result["equal_images_note"], ""]
-    if result["comparisons"]:
+    else:
         lines += [
             "Intervals: 95% Welch t-intervals on log values (seeds as independent runs), "
             "around the ratio of geometric means; df = Welch-Satterthwaite degrees of freedom. "
             "IS is the primary metric, judged by its interval; FID and accuracy are secondary, "
             "judged by Holm-adjusted p-values over the two of them. All three come from one "
             "classifier's outputs, so they are not three independent confirmations.", ""]
+    for c in result["comparisons"]:
+        lines += _comparison_markdown(c)
+    if result["equal_images_note"]:
+        lines += [f"### {LABELS[EQUAL_IMAGES][0].upper() + LABELS[EQUAL_IMAGES][1:]}", "",
+                  result["equal_images_note"], ""]
     if result["trends"]:
         lines += ["### Trend over batch size", ""]
         for metric, t in result["trends"].items():
