@@ -163,6 +163,9 @@ class TrainConfig:
     summary_every: int = 50
     log_every: int = 50
     keep_checkpoints: int = 2
+    # Measure the gradient noise scale B_simple for D and G every N steps (sngan/noise_scale.py;
+    # 0 = off). The default keeps the step's overhead small (docs/benchmarks.md).
+    noise_scale_every: int = 10
 
     def __post_init__(self):
         _check(self.global_batch_size > 0, "train.global_batch_size must be > 0")
@@ -180,7 +183,14 @@ class TrainConfig:
         _check(self.g_batch_multiplier >= 1, "train.g_batch_multiplier must be >= 1")
         _check(self.checkpoint_every >= 1, "train.checkpoint_every must be >= 1")
         _check(self.keep_checkpoints >= 1, "train.keep_checkpoints must be >= 1")
+        _check(self.noise_scale_every >= 0, "train.noise_scale_every must be >= 0 (0 = off)")
         replicas = replicas_in_spec(self.replicator)
+        # one device, no accumulation: the noise scale halves the batch (sngan/gradient_noise.py)
+        _check(not (self.noise_scale_every and replicas == 1 and self.grad_accumulation == 1
+                    and self.global_batch_size % 2),
+               f"train.noise_scale_every={self.noise_scale_every} on one device halves the batch, "
+               f"so train.global_batch_size={self.global_batch_size} must be even; use an even "
+               "batch or train.noise_scale_every=0")
         spec = parse_spec(self.replicator)
         _check(not (self.jit_compile and spec.kind == "cpu" and (replicas or 1) > 1),
                f"train.jit_compile=true with '{self.replicator}' ({replicas} CPU replicas): XLA "

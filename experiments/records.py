@@ -3,6 +3,7 @@
     POINT/config.json        the exact RunConfig (written before training starts)
     POINT/eval_history.json  every evaluation during training: [Scores, ...]
     POINT/metrics.json       the PointRecord, written last: its presence marks a finished point
+    POINT/noise_scale.json   the gradient noise scale's measurements (train.noise_scale_every)
     POINT/samples/           samples.npz, class_grid.png|pdf, generator.npz (final weights)
     POINT/checkpoints/       training state (not committed with results)
 
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 METRICS = "metrics.json"
 HISTORY = "eval_history.json"
+NOISE_SCALE = "noise_scale.json"
 CONFIG = "config.json"
 SAMPLES = "samples"
 GENERATOR = os.path.join(SAMPLES, "generator.npz")
@@ -107,6 +109,38 @@ class Scores(_Record):
     recall: float | None = None
     density: float | None = None  # density/coverage, k = 5
     coverage: float | None = None
+    # the gradient noise scale's smoothed B_simple for D and G at this step (NoiseScale says how)
+    b_simple_d: float | None = None
+    b_simple_g: float | None = None
+
+
+@dataclass(frozen=True)
+class NoiseScaleEstimate(_Record):
+    """One player's B_simple over the run's last window (sngan.noise_scale.window_summary):
+    ratio of window means with a bootstrap interval (ci_high None: unbounded), and the mean and
+    spread of the smoothed series over the window."""
+    measurements: int
+    window_start: int | None
+    b_simple: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ema_mean: float | None
+    ema_std: float | None
+
+
+@dataclass(frozen=True)
+class NoiseScale(_Record):
+    """A run's gradient noise scale and the protocol that measured it: the estimator, where
+    the small batches came from, every how many steps, the EMA, the window and the two batch
+    sizes per player ({'d': [b_small, b_big], 'g': [...]})."""
+    estimator: str
+    source: str
+    every: int
+    ema_decay: float
+    window_fraction: float
+    batches: dict
+    d: NoiseScaleEstimate
+    g: NoiseScaleEstimate
 
 
 @dataclass(frozen=True)
@@ -143,6 +177,8 @@ class PointRecord(_Record):
     # whether the training step ran with XLA (train.jit_compile=None decides per device and
     # falls back without XLA if compilation fails); None in records from before it was kept
     jit_compile: bool | None = None
+    # the gradient noise scale over the last window (None: not measured)
+    noise_scale: NoiseScale | None = None
 
     def __post_init__(self):
         if self.status not in FINISHED:
@@ -224,6 +260,16 @@ def read_history(run_dir: str) -> list[Scores]:
 def write_history(run_dir: str, history: list[Scores]) -> None:
     faults.reached("history_write")
     files.atomic_write_json(os.path.join(run_dir, HISTORY), [h.to_dict() for h in history])
+
+
+def read_noise_series(run_dir: str) -> dict | None:
+    """The noise scale's saved measurements (sngan.noise_scale.NoiseScaleTracker.to_dict)."""
+    raw = read_json(os.path.join(run_dir, NOISE_SCALE))
+    return raw if isinstance(raw, dict) and isinstance(raw.get("series"), dict) else None
+
+
+def write_noise_series(run_dir: str, series: dict) -> None:
+    files.atomic_write_json(os.path.join(run_dir, NOISE_SCALE), series)
 
 
 def load_point(run_dir: str) -> Point | None:

@@ -163,3 +163,14 @@ def window_summary(series: Series, fraction: float = WINDOW_FRACTION,
                 ci_high=high,
                 ema_mean=float(np.mean(smoothed)) if smoothed else None,
                 ema_std=float(np.std(smoothed, ddof=1)) if len(smoothed) > 1 else None)
+
+
+def predicted_critical_batch(b_simple: float | None) -> int | None:
+    """The power of two nearest B_simple in log2 (at least 1), or None without an estimate.
+
+    McCandlish et al. find the critical batch close to B_noise; B_simple equals B_noise when
+    the loss's Hessian is a multiple of the identity and is the paper's practical stand-in.
+    Powers of two are the batch sizes a sweep runs."""
+    if b_simple is None or not b_simple > 0 or not math.isfinite(b_simple):
+        return None
+    return 2 ** max(0, round(math.log2(b_simple)))

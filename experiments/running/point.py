@@ -68,6 +68,15 @@ def save_samples(sampler, cfg: RunConfig, run_dir: str, step: int) -> None:
                           class_names=class_names(cfg.data.name, len(grid)))
 
 
+def noise_scale_record(trainer, run_dir: str) -> records.NoiseScale | None:
+    """Save the noise scale's measurements beside the point; their last-window summary."""
+    if trainer.noise_scale is None:
+        return None
+    records.write_noise_series(run_dir, trainer.noise_scale.to_dict())
+    summary = trainer.noise_scale.summary()
+    return records.NoiseScale.from_dict(summary) if summary else None
+
+
 def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> PointRecord:
     """Train and score one configuration in `run_dir`; returns its record.
 
@@ -82,6 +91,9 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
     run_dir_lib.claim(run_dir, cfg)
     trainer = GANTrainer(cfg.model, cfg.train, replicator, training_input_fn(cfg), run_dir)
     history = [h for h in records.read_history(run_dir) if (h.step or 0) <= trainer.restored_step]
+    if trainer.noise_scale is not None:  # the measurements up to the resumed checkpoint
+        trainer.noise_scale.replay(records.read_noise_series(run_dir) or {},
+                                   trainer.restored_step)
     eval_time = 0.0
 
     def score(step: int) -> Scores:
@@ -89,6 +101,10 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
         t = time.perf_counter()
         scores = evaluator.score(trainer.sampling_generator, replicator, step,
                                  images_seen=step * trainer.images_per_step)
+        if trainer.noise_scale is not None:
+            noise_scale_record(trainer, run_dir)
+            b_simple = trainer.noise_scale.current()
+            scores = scores.replace(b_simple_d=b_simple["d"], b_simple_g=b_simple["g"])
         history.append(scores)
         records.write_history(run_dir, history)
         eval_time += time.perf_counter() - t
@@ -114,7 +130,8 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
                  bn_cross_replica=cfg.model.bn_cross_replica, steps=result.steps,
                  images_seen=result.images_seen,
                  train_wall_time_s=round(result.wall_time_s, 3),
-                 last_losses=result.last_metrics, jit_compile=trainer.jit_compile, **labels)
+                 last_losses=result.last_metrics, jit_compile=trainer.jit_compile,
+                 noise_scale=noise_scale_record(trainer, run_dir), **labels)
     if result.diverged_at is not None:
         record = PointRecord(status="diverged", diverged_at=result.diverged_at, **facts)
         log.warning("%s: diverged at step %d; recorded, moving on", run_dir, result.diverged_at)

@@ -119,3 +119,11 @@ def test_invalid_settings_are_refused():
         noise_scale.NoiseScaleTracker(0, {"d": (4, 8)}, "test")
     with pytest.raises(ValueError, match="b_small < b_big"):
         noise_scale.NoiseScaleTracker(1, {"d": (8, 8)}, "test")
+
+
+def test_predicted_critical_batch_is_the_nearest_power_of_two_in_log2():
+    assert noise_scale.predicted_critical_batch(21.0) == 16  # log2 21 = 4.39
+    assert noise_scale.predicted_critical_batch(23.0) == 32  # log2 23 = 4.52
+    assert noise_scale.predicted_critical_batch(0.3) == 1
+    assert noise_scale.predicted_critical_batch(None) is None
+    assert noise_scale.predicted_critical_batch(-5.0) is None
