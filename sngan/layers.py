@@ -219,10 +219,6 @@ class ConditionalBatchNorm(keras.layers.Layer):
         return input_shape
 
 
-def _pad_spatial(x: tf.Tensor) -> tf.Tensor:
-    return tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]])
-
-
 def spatial_size(x: tf.Tensor):
     """[height, width] of an NHWC tensor: Python ints where static, else tensors."""
     return [x.shape[i] if x.shape[i] is not None else tf.shape(x)[i] for i in (1, 2)]
@@ -280,38 +276,12 @@ def upsample_then_conv(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
                                   "SAME")
 
 
-@tf.custom_gradient
-def _sum_shifted_taps(taps: tf.Tensor):
-    """y[h, w] = sum over the 3x3 taps (i, j) of taps[h + i - 1, w + j - 1, block 3i + j].
+class UpsampleConv2D(keras.layers.Conv2D):
+    """Nearest-neighbour x2 up-sampling, then a 3x3 'same' convolution (G's blocks' conv1).
 
-    `taps` [B, H, W, 9 * C] holds each tap's contribution in its own channel block (zero
-    outside the map, as 'same' padding). The gradient copies dy, shifted back, into each
-    block: one concat, where autodiff through the nine slices would pad nine full tensors
-    and add them.
-    """
-    height, width = spatial_size(taps)
-    c = taps.shape[-1] // 9
-    padded = _pad_spatial(taps)
-    y = tf.add_n([padded[:, i:i + height, j:j + width, (3 * i + j) * c:(3 * i + j + 1) * c]
-                  for i in range(3) for j in range(3)])
-
-    def grad(dy):
-        dy_padded = _pad_spatial(dy)
-        return tf.concat([dy_padded[:, 2 - i:2 - i + height, 2 - j:2 - j + width, :]
-                          for i in range(3) for j in range(3)], axis=-1)
-
-    return y, grad
-
-
-def _accelerator_visible() -> bool:
-    return bool(tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("TPU"))
-
-
-class _SameConv3x3(keras.layers.Conv2D):
-    """Keras's 3x3 'same' `Conv2D`, for subclasses that compute it another way.
-
-    Its variables are Keras's own (kernel [3, 3, in, filters], bias), so checkpoints do not
-    record how a subclass's `convolution_op` computes the convolution.
+    Computed by `upsample_then_conv`: 2.25x fewer multiply-adds than convolving the
+    up-sampled map, with the same result up to rounding. The variables are Keras's `Conv2D`'s
+    own (kernel [3, 3, in, filters], bias), so checkpoints do not record how it is computed.
     """
 
     def __init__(self, filters: int, kernel_initializer="glorot_uniform",
@@ -324,48 +294,6 @@ class _SameConv3x3(keras.layers.Conv2D):
         for key in ("kernel_size", "strides", "padding"):  # fixed by the class
             config.pop(key)
         return config
-
-
-class ImageConv2D(_SameConv3x3):
-    """3x3 'same' convolution to a few channels (G's last layer, to the image's 1 or 3).
-
-    oneDNN runs such a convolution at a fraction of its usual rate on CPU (about 25 GFLOP/s
-    against 400 for wide ones on an AVX-512 machine). Written as a 1x1 convolution to
-    9 x filters channels, one block per tap, followed by summing the nine shifted blocks,
-    the same result took 0.3-0.6 of the time, forward and backward, for inputs 32-256
-    channels wide (CPU; in a whole training step the saving is 1-2%). The
-    variables are Keras's own (kernel [3, 3, in, filters], bias), so checkpoints are
-    unchanged. `taps_as_channels=None` uses that form only where it was measured, on CPU:
-    with a GPU or TPU visible, Keras's convolution runs.
-    """
-
-    def __init__(self, filters: int, kernel_initializer="glorot_uniform",
-                 taps_as_channels: bool | None = None, name: str | None = None, **kwargs):
-        super().__init__(filters, kernel_initializer=kernel_initializer, name=name, **kwargs)
-        self.taps_as_channels = taps_as_channels
-
-    def convolution_op(self, inputs, kernel):
-        taps_as_channels = self.taps_as_channels
-        if taps_as_channels is None:
-            taps_as_channels = not _accelerator_visible()
-        if not taps_as_channels:
-            return super().convolution_op(inputs, kernel)
-        kernel = tf.convert_to_tensor(kernel)
-        c_in, c_out = kernel.shape[2], kernel.shape[3]
-        # [3, 3, in, out] -> [in, 3, 3, out] -> one 1x1 kernel [in, 9 * out], block 3i + j
-        per_tap = tf.reshape(tf.transpose(kernel, [2, 0, 1, 3]), [1, 1, c_in, 9 * c_out])
-        return _sum_shifted_taps(tf.nn.conv2d(inputs, per_tap, 1, "SAME"))
-
-    def get_config(self):
-        return {**super().get_config(), "taps_as_channels": self.taps_as_channels}
-
-
-class UpsampleConv2D(_SameConv3x3):
-    """Nearest-neighbour x2 up-sampling, then a 3x3 'same' convolution (G's blocks' conv1).
-
-    Computed by `upsample_then_conv`: 2.25x fewer multiply-adds than convolving the
-    up-sampled map, with the same result up to rounding; same variables as Keras's `Conv2D`.
-    """
 
     def convolution_op(self, inputs, kernel):
         return upsample_then_conv(inputs, tf.convert_to_tensor(kernel))

@@ -31,7 +31,6 @@ import tensorflow as tf
 
 from sngan.layers import (
     ConditionalBatchNorm,
-    ImageConv2D,
     SNConv2D,
     SNDense,
     SNEmbedding,
@@ -172,8 +171,9 @@ class Generator(keras.Model):
                        for i, w in enumerate(widths[1:])]
         self.final_bn = ConditionalBatchNorm(0, model_cfg.bn_cross_replica,
                                              model_cfg.g_bn_momentum, name="final_bn")
-        self.to_image = ImageConv2D(model_cfg.image_channels,
-                                    kernel_initializer="glorot_uniform", name="to_image")
+        self.to_image = keras.layers.Conv2D(model_cfg.image_channels, 3, padding="same",
+                                            kernel_initializer="glorot_uniform",
+                                            name="to_image")
         self._bottom_width = widths[0]
 
     @property

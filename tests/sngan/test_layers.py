@@ -1,15 +1,13 @@
-"""Spectral norm, conditional BN, the image conv and the convolutions with up-sampling or
-pooling folded in, against numpy, SVD, finite differences, Keras's conv and one device."""
+"""Spectral norm, conditional BN and the convolutions with up-sampling or pooling folded in,
+against numpy, SVD, finite differences, Keras's conv and one device."""
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 from numpy_reference import avg_pool_2x2, conv_same
 
-from sngan import layers as layers_lib
 from sngan.layers import (
     ConditionalBatchNorm,
-    ImageConv2D,
     SNConv2D,
     SNDense,
     SNEmbedding,
@@ -325,55 +323,6 @@ def test_cross_replica_bn_on_4_replicas_equals_one_device_on_global_batch(strate
     assert np.abs(per_replica[4][0] - per_replica[4][3]).max() > 0.5
 
 
-# -- ImageConv2D: taps as channels vs a plain 3x3 convolution -----------------------------------
-@pytest.mark.parametrize("channels_out", [1, 3])
-def test_image_conv_equals_3x3_convolution_and_its_gradients(channels_out):
-    """Output vs numpy; input, kernel and bias gradients vs Keras's own Conv2D (float64).
-
-    A non-square map and distinct channel counts catch swapped axes or taps."""
-    rng = np.random.default_rng(0)
-    x = tf.constant(rng.normal(size=(2, 5, 7, 4)))
-    upstream = tf.constant(rng.normal(size=(2, 5, 7, channels_out)))
-    taps = ImageConv2D(channels_out, taps_as_channels=True, dtype="float64")
-    plain = keras.layers.Conv2D(channels_out, 3, padding="same", dtype="float64")
-    taps.build(x.shape), plain.build(x.shape)
-    kernel = rng.normal(size=(3, 3, 4, channels_out))
-    for layer in (taps, plain):
-        layer.kernel.assign(kernel)
-        layer.bias.assign(np.arange(channels_out, dtype=np.float64))
-    assert taps.kernel.path.endswith("/kernel") and taps.kernel.shape == plain.kernel.shape
-
-    def forward_and_grads(layer):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = layer(x)
-            loss = tf.reduce_sum(y * upstream)
-        return [y] + tape.gradient(loss, [x, layer.kernel, layer.bias])
-
-    y_taps, *grads_taps = forward_and_grads(taps)
-    y_plain, *grads_plain = forward_and_grads(plain)
-    np.testing.assert_allclose(
-        y_taps, conv_same(x.numpy(), taps.kernel.numpy(), taps.bias.numpy()),
-        rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(y_taps, y_plain, rtol=1e-12, atol=1e-12)
-    for got, want in zip(grads_taps, grads_plain):
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-
-
-def test_image_conv_uses_taps_on_cpu_and_keras_conv_with_an_accelerator(monkeypatch):
-    calls = []
-    real = layers_lib._sum_shifted_taps
-    monkeypatch.setattr(layers_lib, "_sum_shifted_taps", lambda t: calls.append(1) or real(t))
-    layer = ImageConv2D(1)
-    x = tf.ones([1, 4, 4, 2])
-    layer(x)
-    assert calls == [1]  # this machine has no GPU/TPU
-    monkeypatch.setattr(layers_lib, "_accelerator_visible", lambda: True)
-    layer(x)
-    assert calls == [1]
-    assert ImageConv2D.from_config(layer.get_config()).taps_as_channels is None
-
-
 # -- up-sampling and pooling folded into the 3x3 convolution --------------------------------------
 def _nearest_x2(x):
     return np.repeat(np.repeat(x, 2, axis=1), 2, axis=2)
@@ -414,7 +363,10 @@ def test_upsample_conv_equals_3x3_convolution_of_the_upsampled_map_and_its_gradi
     np.testing.assert_allclose(got[0], blocks, rtol=1e-12, atol=1e-12)
     for g, w in zip(got[1:], want[1:]):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
-    assert UpsampleConv2D.from_config(folded.get_config()).filters == 6
+    config = folded.get_config()
+    assert not {"kernel_size", "strides", "padding"} & set(config)  # fixed by the class
+    rebuilt = UpsampleConv2D.from_config(config)
+    assert (rebuilt.filters, rebuilt.kernel_size, rebuilt.padding) == (6, (3, 3), "same")
 
 
 def test_upsample_conv_takes_an_unknown_batch_and_map_size():
