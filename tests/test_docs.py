@@ -54,11 +54,11 @@ COLUMNS = {
     "best IS*": ("best_is",),
     "best FID*": ("best_fid",),
     "IS vs 64 [95% CI]": ("is_change_vs_64", ("is_ratio_ci.low", _CI),
-                          ("is_ratio_ci.high", _CI)),
+                          ("is_ratio_ci.high", _CI), "is_ratio_ci.df"),
     "FID vs 64 [95% CI]": ("fid_change_vs_64", ("fid_ratio_ci.low", _CI),
-                           ("fid_ratio_ci.high", _CI)),
+                           ("fid_ratio_ci.high", _CI), "fid_ratio_ci.df"),
     "accuracy vs 64 [95% CI]": ("acc_change_vs_64", ("acc_ratio_ci.low", _CI),
-                                ("acc_ratio_ci.high", _CI)),
+                                ("acc_ratio_ci.high", _CI), "acc_ratio_ci.df"),
     "steps": ("steps",),
     "images seen": ("images_seen",),
     "wall time (min)": (("wall_time_s", "min"),),
@@ -350,21 +350,27 @@ def command_errors(tokens: list[str]) -> list[str]:
         if target is None:
             return [f"`{shown}`: this test does not know how {script} takes arguments "
                     "(no `exec ... \"$@\"` line): add it to SCRIPTS_WITHOUT_FORWARDING"]
-        return command_errors(target + tokens[1:])
+        return [f"`{shown}` runs {error}" for error in command_errors(target + tokens[1:])]
     return []  # an outside tool (apt-get, tfds, pip)
 
 
 # ---- quoted results ------------------------------------------------------------------------
 
 def _resolve(data, path: str):
-    """`[batch=512].is_ratio_ci.low` or `verdicts[metric=is].outcome` inside loaded JSON."""
-    for name, key, value in re.findall(r"([^.\[\]]*)(?:\[(\w+)=([^\]]+)\])?\.?", path):
+    """A value inside loaded JSON: `[batch=512].is_ratio_ci.low`,
+    `comparisons[name=equal_steps].verdicts[metric=is].direction`, `trends.is.lines[0].slope`
+    (a list entry by index, or the one entry whose fields equal `k=v[,k2=v2]`)."""
+    for name, selector in re.findall(r"([^.\[\]]*)(?:\[([^\]]+)\])?\.?", path):
         if name:
             data = data[name]
-        if key:
-            matches = [row for row in data if str(row.get(key)) == value]
+        if selector.isdigit():
+            data = data[int(selector)]
+        elif selector:
+            wanted = dict(pair.split("=", 1) for pair in selector.split(","))
+            matches = [row for row in data
+                       if all(str(row.get(k)) == v for k, v in wanted.items())]
             if len(matches) != 1:
-                raise KeyError(f"{len(matches)} entries with {key}={value}")
+                raise KeyError(f"{len(matches)} entries with {selector}")
             data = matches[0]
     return data
 
@@ -397,11 +403,6 @@ def _tables(text: str):
             i += 1
 
 
-def _split_cells(header: list[str], row: list[str]) -> list[str]:
-    """Rejoin cells that held a literal '|' ('precision / recall' has none; be safe)."""
-    return row if len(row) == len(header) else [" | ".join(row)]
-
-
 def result_errors(text: str, summary: list[dict], analysis: dict) -> list[str]:
     """Quoted results that differ from the committed report's summary/analysis data."""
     errors = []
@@ -416,7 +417,11 @@ def result_errors(text: str, summary: list[dict], analysis: dict) -> list[str]:
             errors.append(f"checked table has columns without summary.json keys: {unknown}")
             continue
         for row in body:
-            cells = dict(zip(header, _split_cells(header, row)))
+            if len(row) != len(header):
+                errors.append(f"checked table row {row} has {len(row)} cells for "
+                              f"{len(header)} columns")
+                continue
+            cells = dict(zip(header, row))
             path = f"[batch={cells.get('batch')}]"
             try:
                 entry = _resolve(summary, path)
@@ -438,10 +443,11 @@ def result_errors(text: str, summary: list[dict], analysis: dict) -> list[str]:
             errors.append(f"{source} {path}: no such value ({e})")
             continue
         before = text[:match.start()].rstrip()
-        if isinstance(value, str):
-            word = re.search(r"(\w+)\W*$", before)
-            if not word or word.group(1) != value:
-                errors.append(f"quotes {word and word.group(1)!r} for {source} {path}, "
+        if isinstance(value, str):  # a verdict: the text must end with it
+            before = before.rstrip("*_")
+            negated = re.search(r"\b(not|no|never)\s+$", before[:len(before) - len(value)])
+            if not before.endswith(value) or negated:
+                errors.append(f"quotes {before[-len(value) - 10:]!r} for {source} {path}, "
                               f"which is {value!r}")
             continue
         quoted = re.search(rf"({NUM})%?$", before)
@@ -592,12 +598,12 @@ def test_number_matches_the_value_rounded_to_the_digits_shown():
 
 
 SUMMARY = [{"batch": 64, "is_mean": 3.7412, "is_std": 0.152, "is_change_vs_64": 0.0,
-            "is_ratio_ci": {"low": 1.0, "high": 1.0}},
+            "is_ratio_ci": {"low": 1.0, "high": 1.0, "df": 4.0}},
            {"batch": 512, "is_mean": 5.5848, "is_std": 0.391, "is_change_vs_64": 49.334,
-            "is_ratio_ci": {"low": 1.31239, "high": 1.69534}}]
+            "is_ratio_ci": {"low": 1.31239, "high": 1.69534, "df": 3.12}}]
 ANALYSIS = {"verdicts": [{"metric": "is", "outcome": "reproduced"}]}
 DOC = (f"{TABLE_MARK}\n| batch | IS | IS vs 64 [95% CI] |\n|---|---|---|\n"
-       "| 64 | 3.74 ± 0.15 | baseline |\n| 512 | 5.58 ± 0.39 | +49.3% [+31.2, +69.5] |\n\n"
+       "| 64 | 3.74 ± 0.15 | baseline |\n| 512 | 5.58 ± 0.39 | +49.3% [+31.2, +69.5] df 3.1 |\n\n"
        "The claim is reproduced<!-- analysis.json verdicts[metric=is].outcome -->: IS rises "
        "+49.3%<!-- summary.json [batch=512].is_change_vs_64 --> (at least "
        "+31.2<!-- summary.json [batch=512].is_ratio_ci.low as=change% -->).\n")
@@ -610,10 +616,12 @@ def test_quoted_results_checker_accepts_the_right_numbers():
 @pytest.mark.parametrize("old, new", [
     ("| 5.58 ± 0.39 |", "| 5.59 ± 0.39 |"),                  # a table value
     ("[+31.2, +69.5]", "[+31.2, +69.6]"),                      # a table interval
-    ("| 64 | 3.74 ± 0.15 | baseline |", "| 64 | 3.74 ± 0.15 | +1.0% [+0.1, +2.0] |"),
+    ("df 3.1", "df 3.3"),                                      # its degrees of freedom
+    ("| 64 | 3.74 ± 0.15 | baseline |", "| 64 | 3.74 ± 0.15 | +1.0% [+0.1, +2.0] df 4.0 |"),
     ("rises +49.3%", "rises +49.1%"),                          # a marked number in the text
     ("least +31.2", "least +31.4"),
     ("is reproduced<!--", "is inconclusive<!--"),              # a marked verdict
+    ("is reproduced<!--", "is not reproduced<!--"),            # a negated verdict
     ("[batch=512].is_change_vs_64", "[batch=256].is_change_vs_64"),   # a row that is gone
     ("| IS vs 64 [95% CI] |", "| IS vs 64 [95% CI] | KID |"),  # a column or cell unchecked
     ("<!-- summary.json [batch=512].is_ratio_ci.low", "<!-- summary.json"),   # malformed
@@ -622,6 +630,18 @@ def test_quoted_results_checker_catches_a_changed_number(old, new):
     doctored = DOC.replace(old, new)
     assert doctored != DOC
     assert result_errors(doctored, SUMMARY, ANALYSIS)
+
+
+def test_json_paths_select_list_entries_by_fields_or_index():
+    data = {"comparisons": [{"name": "equal_steps", "verdicts": [
+        {"metric": "is", "direction": "reproduced"}, {"metric": "fid", "direction": "opposite"}]}],
+        "lines": [{"first": 8, "last": 512, "slope": 0.5}, {"first": 8, "last": 64, "slope": 0.3}]}
+    assert _resolve(data, "comparisons[name=equal_steps].verdicts[metric=fid].direction") \
+        == "opposite"
+    assert _resolve(data, "lines[first=8,last=64].slope") == 0.3
+    assert _resolve(data, "lines[0].slope") == 0.5
+    with pytest.raises(KeyError):
+        _resolve(data, "lines[first=8].slope")  # two entries: ambiguous
 
 
 def test_a_changed_committed_value_is_caught():
