@@ -288,7 +288,7 @@ class Trend:
     means_n: int  # batch sizes
     means_rho: float  # Spearman of the batch means
     means_p: float  # exact: every ordering of the means enumerated
-    lines: list  # LineFit dicts: all batch sizes, then up to and from the baseline
+    lines: list  # LineFit dicts, keyed by span 'first..last': all, up to and from the baseline
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -349,7 +349,7 @@ def trend_test(batch_sizes, values, baseline: int | None = None) -> Trend:
                 pass
     return Trend(len(y), rho, float(res.pvalue), at_floor,
                  RESAMPLES, len(levels), means_rho, float(means_p),
-                 [fit.to_dict() for fit in lines])
+                 [dict(fit.to_dict(), span=f"{fit.first}..{fit.last}") for fit in lines])
 
 
 # -- noise ------------------------------------------------------------------------------------

@@ -221,7 +221,7 @@ def test_trend_reports_the_monte_carlo_floor_as_a_bound():
     assert t.spearman_rho == pytest.approx(sps.spearmanr(x, values).statistic)
     assert t.spearman_p_at_floor and t.spearman_p == pytest.approx(1 / (st.RESAMPLES + 1))
     assert t.means_n == 7 and t.means_p == pytest.approx(2 / 5040)
-    assert [(f["first"], f["last"]) for f in t.lines] == [(8, 512), (8, 64), (64, 512)]
+    assert [f["span"] for f in t.lines] == ["8..512", "8..64", "64..512"]
     assert t.lines[0]["slope"] == pytest.approx(0.5, abs=0.02)
 
 
