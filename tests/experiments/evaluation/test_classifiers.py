@@ -56,7 +56,8 @@ def test_shipped_classifier_on_real_images(shipped, test_split):
 
 @pytest.mark.slow
 def test_shipped_classifier_full_test_split(shipped, test_split):
-    """The README numbers: test accuracy as recorded, IS of the test split, FID 10k vs 10k."""
+    """The numbers docs/evaluation.md quotes: test accuracy as recorded, IS of the test split,
+    FID 10k vs 10k."""
     images, labels = test_split
     logits, features = shipped.activations(images)
     accuracy = np.mean(np.argmax(logits, 1) == labels)
