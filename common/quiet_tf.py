@@ -11,7 +11,9 @@ import os
 import sys
 
 
-def import_tensorflow():
+def import_tensorflow(start_runtime: bool = True):
+    """TensorFlow, imported quietly; with `start_runtime` its first op runs too (quietly).
+    A multi-worker strategy must be created before that first op, so it passes False."""
     if "tensorflow" in sys.modules:
         return sys.modules["tensorflow"]
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -21,7 +23,8 @@ def import_tensorflow():
     try:
         os.dup2(devnull, 2)
         import tensorflow as tf
-        tf.constant(0)  # the runtime's own start-up notices come with the first op
+        if start_runtime:
+            tf.constant(0)  # the runtime's own start-up notices come with the first op
     finally:
         os.dup2(saved, 2)
         os.close(saved)

@@ -3,6 +3,7 @@
     POINT/config.json        the exact RunConfig (written before training starts)
     POINT/eval_history.json  every evaluation during training: [Scores, ...]
     POINT/metrics.json       the PointRecord, written last: its presence marks a finished point
+    POINT/interruptions.json the steps runs were preempted at (SIGTERM) and resumed from
     POINT/noise_scale.json   the gradient noise scale's measurements (train.noise_scale_every)
     POINT/samples/           samples.npz, class_grid.png|pdf, generator.npz (final weights)
     POINT/checkpoints/       training state (not committed with results)
@@ -22,14 +23,15 @@ import os
 from dataclasses import dataclass, field
 
 from common import faults, files
-from common.errors import UserError
 from common.dataclass_json import from_dict
+from common.errors import UserError
 from experiments.config import ConfigError, RunConfig
 
 log = logging.getLogger(__name__)
 
 METRICS = "metrics.json"
 HISTORY = "eval_history.json"
+INTERRUPTIONS = "interruptions.json"
 NOISE_SCALE = "noise_scale.json"
 CONFIG = "config.json"
 SAMPLES = "samples"
@@ -179,6 +181,10 @@ class PointRecord(_Record):
     jit_compile: bool | None = None
     # the gradient noise scale over the last window (None: not measured)
     noise_scale: NoiseScale | None = None
+    # steps at which a SIGTERM made a run checkpoint and stop, and steps later runs resumed
+    # from (after a preemption or any other interruption), in order (POINT/interruptions.json)
+    preempted_at: list[int] = field(default_factory=list)
+    resumed_from: list[int] = field(default_factory=list)
 
     def __post_init__(self):
         if self.status not in FINISHED:
@@ -270,6 +276,22 @@ def read_noise_series(run_dir: str) -> dict | None:
 
 def write_noise_series(run_dir: str, series: dict) -> None:
     files.atomic_write_json(os.path.join(run_dir, NOISE_SCALE), series)
+
+
+def read_interruptions(run_dir: str) -> dict[str, list[int]]:
+    """{'preempted_at': [...], 'resumed_from': [...]}: what interrupted runs of a point did."""
+    raw = _parse(os.path.join(run_dir, INTERRUPTIONS),
+                 lambda d: {k: [int(s) for s in d.get(k, [])]
+                            for k in ("preempted_at", "resumed_from")})
+    return raw or {"preempted_at": [], "resumed_from": []}
+
+
+def add_interruption(run_dir: str, kind: str, step: int) -> dict[str, list[int]]:
+    """Append `step` to the point's `kind` list ('preempted_at' or 'resumed_from')."""
+    seen = read_interruptions(run_dir)
+    seen[kind].append(int(step))
+    files.atomic_write_json(os.path.join(run_dir, INTERRUPTIONS), seen)
+    return seen
 
 
 def load_point(run_dir: str) -> Point | None:

@@ -9,10 +9,12 @@ from common.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "batch_norm": ["cross_replica_batch_norm"],
+    "clusters": ["ClusterConfigError"],
     "collectives": ["all_gather", "all_reduce", "average_loss", "cross_replica_moments",
                     "num_replicas_in_sync", "replica_id", "scale_regularization_loss"],
     "devices": ["configure_logical_cpus", "configured_logical_cpus"],
     "launch": ["LaunchError", "WorkerResult", "launch_workers"],
+    "preemption": ["PREEMPTED_EXIT_CODE", "Preempted", "PreemptionWatcher"],
     "randomness": ["global_normal", "global_uniform_int", "replica_normal",
                    "replica_uniform_int", "stream_key"],
     "replicator": ["DeviceUnavailableError", "ReplicatedOptimizer", "Replicator",

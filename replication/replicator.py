@@ -3,7 +3,7 @@
 The researcher writes an `input_fn` and a single-device-looking `step_fn`; the Replicator
 feeds every replica its share of the global batch and runs the step everywhere:
 
-    repl = make_replicator("cpu:4")              # or "default", "gpu:8", "multiworker", "tpu"
+    repl = make_replicator("cpu:4")              # or "default", "gpu:8", "slurm", "auto", ...
     with repl.context():                         # variables created here are replicated
         model = build_model()
         opt = repl.wrap_optimizer(keras.optimizers.Adam(2e-4), model.trainable_variables)
@@ -20,7 +20,7 @@ per-replica gradient clipping), and names things the way the paper does.
 from __future__ import annotations
 
 import itertools
-import json
+import logging
 import os
 import socket
 import threading
@@ -28,23 +28,28 @@ import threading
 import keras
 import tensorflow as tf
 
-from common.errors import UserError
-from replication import devices
-from replication.specs import SPEC_FORMS, SpecError, parse_spec  # noqa: F401  (re-exported)
+from replication import clusters, devices
+from replication.specs import (  # noqa: F401  (re-exported)
+    SPEC_FORMS,
+    DeviceUnavailableError,
+    SpecError,
+    parse_spec,
+)
+
+log = logging.getLogger(__name__)
 
 _REDUCE_OPS = {"sum": tf.distribute.ReduceOp.SUM, "mean": tf.distribute.ReduceOp.MEAN}
-
-
-class DeviceUnavailableError(UserError, RuntimeError):
-    """A well-formed spec asks for hardware or cluster configuration this process lacks."""
 
 
 class Replicator:
     """One strategy plus the TF-Replicator verbs. Build it with `make_replicator(spec)`.
 
     Attributes: spec, strategy (the tf.distribute.Strategy, an escape hatch), num_replicas
-    (all workers together), num_workers, worker_index (0 except under "multiworker").
+    (all workers together), num_workers, worker_index (0 except on a cluster), preemption
+    (the process's PreemptionWatcher once `watch_preemption` was called, else None).
     """
+
+    preemption = None
 
     def __init__(self, spec: str, strategy: tf.distribute.Strategy,
                  num_workers: int = 1, worker_index: int = 0):
@@ -57,6 +62,20 @@ class Replicator:
     def __repr__(self) -> str:
         return (f"Replicator({self.spec!r}, replicas={self.num_replicas}, "
                 f"workers={self.num_workers}, worker_index={self.worker_index})")
+
+    @property
+    def cluster_resolver(self):
+        """The cluster resolver of a multi-worker strategy; None for one process."""
+        return self.strategy.cluster_resolver
+
+    def watch_preemption(self):
+        """From now on a SIGTERM makes every worker save at the same step (the training loop
+        calls `preemption.after_step`); see replication/preemption.py. Call once, in the main
+        thread, where training starts; returns the process's PreemptionWatcher."""
+        if self.preemption is None:
+            from replication.preemption import PreemptionWatcher
+            self.preemption = PreemptionWatcher(self)
+        return self.preemption
 
     @property
     def device_kind(self) -> str:
@@ -239,10 +258,23 @@ def make_replicator(spec: str) -> Replicator:
     default      TensorFlow's default strategy: one device, no replication overhead.
     cpu / cpu:N  MirroredStrategy over all / the first N logical CPUs (see configure_logical_cpus).
     gpu / gpu:N  MirroredStrategy over all / the first N local GPUs.
-    multiworker  MultiWorkerMirroredStrategy from TF_CONFIG; create it before any TF op runs.
+    multiworker  MultiWorkerMirroredStrategy from TF_CONFIG (TFConfigClusterResolver; the
+                 Kubernetes TFJob path).
+    slurm        MultiWorkerMirroredStrategy from SlurmClusterResolver (one task per worker,
+                 started by srun); slurm:port=P,gpus=G override the port and GPUs per task.
+    auto         The first of TPU, SLURM, TF_CONFIG, local GPUs, CPU the environment shows;
+                 logs its choice and why.
     tpu / tpu:A  TPUStrategy via TPUClusterResolver (A: TPU name, grpc://host:port, or local).
+
+    Cluster specs must be built before any TF op runs. A bad or partial cluster environment
+    raises clusters.ClusterConfigError naming the variable at fault, before anything connects.
     """
     parsed = parse_spec(spec)
+    if parsed.kind == "auto":
+        chosen, why = clusters.choose_auto(
+            os.environ, lambda: len(tf.config.list_physical_devices("GPU")))
+        log.info("replicator auto: %s (%s)", chosen, why)
+        return make_replicator(chosen)
     if parsed.kind == "default":
         if tf.distribute.has_strategy():
             raise RuntimeError("make_replicator('default') was called inside another "
@@ -252,6 +284,8 @@ def make_replicator(spec: str) -> Replicator:
         return _local_devices(spec, parsed.kind, parsed.count)
     if parsed.kind == "multiworker":
         return _multiworker(spec)
+    if parsed.kind == "slurm":
+        return _slurm(spec, parsed.port, parsed.gpus)
     return _tpu(spec, parsed.address)
 
 
@@ -295,30 +329,32 @@ def _mirrored_strategy(device_names: list[str]) -> tf.distribute.MirroredStrateg
 
 
 def _multiworker(spec: str) -> Replicator:
-    raw = os.environ.get("TF_CONFIG")
-    if not raw:
-        raise DeviceUnavailableError(
-            "replicator spec 'multiworker' needs the TF_CONFIG environment variable (cluster "
-            "and task); start the workers with `python -m replication.launch`")
+    task = clusters.tf_config_task(os.environ)
+    clusters.require_free_port(task.address, f"TF_CONFIG cluster.{task.task_type}[{task.index}]")
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    return _multiworker_replicator(spec, resolver, task.workers, task.worker_index)
+
+
+def _slurm(spec: str, port: int | None, gpus: int | None) -> Replicator:
+    task = clusters.slurm_task(os.environ, port=port, gpus=gpus)
+    resolver = clusters.slurm_resolver(task)
+    cluster = resolver.cluster_spec()  # SlurmClusterResolver learns its task from this call
+    address = cluster.task_address(resolver.task_type, resolver.task_id)
+    clusters.require_free_port(address, f"SLURM_PROCID={task.rank} on "
+                                        f"{address.rpartition(':')[0]}, {task.port_source}")
+    log.info("replicator slurm: task %d of %d at %s, %d GPU(s) per task (%s)", task.rank,
+             task.num_tasks, address, task.gpus_per_task, task.gpus_source)
+    return _multiworker_replicator(spec, resolver, task.num_tasks, task.rank)
+
+
+def _multiworker_replicator(spec: str, resolver, num_workers: int, worker_index: int):
     try:
-        config = json.loads(raw)
-        cluster, task = config["cluster"], config["task"]
-        workers = list(cluster.get("chief", [])) + list(cluster["worker"])
-        task_type, task_index = task["type"], int(task["index"])
-    except (ValueError, KeyError, TypeError) as e:
-        raise DeviceUnavailableError(
-            f"TF_CONFIG is not a valid cluster description ({e!r}); expected "
-            '{"cluster": {"worker": ["host:port", ...]}, "task": {"type": "worker", '
-            '"index": i}}') from e
-    offset = len(cluster.get("chief", [])) if task_type == "worker" else 0
-    try:
-        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
     except RuntimeError as e:
         raise RuntimeError(
-            f"{e}: call make_replicator('multiworker') before TensorFlow runs its first op "
+            f"{e}: call make_replicator({spec!r}) before TensorFlow runs its first op "
             "(right after the imports)") from e
-    return Replicator(spec, strategy, num_workers=len(workers),
-                      worker_index=offset + task_index)
+    return Replicator(spec, strategy, num_workers=num_workers, worker_index=worker_index)
 
 
 def _tpu(spec: str, address: str | None) -> Replicator:

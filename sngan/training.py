@@ -18,7 +18,9 @@ needs no RNG state beyond the checkpointed step counter. The input pipeline is s
 a resumed run skips the batches already consumed, so it sees the same data as an
 uninterrupted one. Resuming takes the newest checkpoint that restores (sngan/checkpoints.py:
 a damaged one falls back to an older one). Weights are checked finite after every step, so a
-diverged state is never checkpointed or scored.
+diverged state is never checkpointed or scored. When the replicator watches for preemption
+(`Replicator.watch_preemption`), a SIGTERM makes every worker checkpoint the same step, after
+that step's evaluation, and raise `replication.Preempted`.
 """
 from __future__ import annotations
 
@@ -352,6 +354,15 @@ class GANTrainer:
         self._clock = now
         return self.manager.save(checkpoint_number=int(self.global_step.numpy()))
 
+    def _save_for_preemption(self) -> int:
+        """Checkpoint this step (unless its periodic checkpoint exists) for a preemption
+        (replication/preemption.py: every worker saves the same step); returns the step."""
+        step = int(self.global_step.numpy())
+        latest = self.manager.latest_checkpoint
+        if not (latest and latest.endswith(f"-{step}")):
+            self.save()
+        return step
+
     @property
     def total_train_time(self) -> float:
         return float(self.train_time.numpy()) + time.perf_counter() - self._clock
@@ -393,5 +404,7 @@ class GANTrainer:
                 spent = time.perf_counter() - t
                 self._clock += spent  # evaluation is not training time
                 meter.exclude(spent)
+            if self.replicator.preemption is not None:  # after a SIGTERM: all save, then stop
+                self.replicator.preemption.after_step(self._save_for_preemption)
         return TrainResult(step, self.total_train_time, step * self.images_per_step,
                            last_metrics=metrics)

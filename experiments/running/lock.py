@@ -85,11 +85,12 @@ def own_output(out: str, command: str, replicator_spec: str, make_replicator):
     """Lock `out` for this process, then build the replicator (`make_replicator(spec)`);
     returns it and the directory this process writes.
 
-    The lock comes before TensorFlow starts (a busy directory costs no start-up), except under
-    multiworker: there every worker trains and writes its own directory (the chief `out`, the
-    others `out/.workerN`, whose files are not results), known once the cluster is up.
+    The lock comes before TensorFlow starts (a busy directory costs no start-up), except on a
+    cluster (multiworker, slurm, auto): there every worker trains and writes its own directory
+    (the chief `out`, the others `out/.workerN`, whose files are not results), known once the
+    cluster is up.
     """
-    multiworker = parse_spec(replicator_spec).kind == "multiworker"
+    multiworker = parse_spec(replicator_spec).multi_worker  # multiworker, slurm or auto
     if not multiworker:
         lock_dir(out, command)
     replicator = make_replicator(replicator_spec)

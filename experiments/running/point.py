@@ -19,6 +19,7 @@ from experiments.config import RunConfig
 from experiments.records import PointRecord, Scores
 from experiments.running import lock
 from experiments.running import run_dir as run_dir_lib
+from replication.preemption import Preempted
 from sngan import generator_io
 from sngan.training import GANTrainer
 
@@ -91,6 +92,8 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
     run_dir_lib.claim(run_dir, cfg)
     trainer = GANTrainer(cfg.model, cfg.train, replicator, training_input_fn(cfg), run_dir)
     history = [h for h in records.read_history(run_dir) if (h.step or 0) <= trainer.restored_step]
+    if trainer.restored_step:
+        records.add_interruption(run_dir, "resumed_from", trainer.restored_step)
     if trainer.noise_scale is not None:  # the measurements up to the resumed checkpoint
         trainer.noise_scale.replay(records.read_noise_series(run_dir) or {},
                                    trainer.restored_step)
@@ -122,7 +125,12 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
         log.info("%s: redoing the evaluation at step %d lost by the interruption", run_dir,
                  trainer.restored_step)
         score(trainer.restored_step)
-    result = trainer.fit(eval_callback=maybe_score)
+    try:
+        result = trainer.fit(eval_callback=maybe_score)
+    except Preempted as e:  # every worker saved this step; the same command resumes from it
+        records.add_interruption(run_dir, "preempted_at", e.step)
+        log.warning("%s: preempted at step %s; checkpoint saved", run_dir, e.step)
+        raise
     facts = dict(global_batch_size=cfg.train.global_batch_size, seed=cfg.train.seed,
                  replicas=replicator.num_replicas,
                  bn_batch_per_replica=(cfg.train.global_batch_size // cfg.train.grad_accumulation
@@ -131,7 +139,8 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
                  images_seen=result.images_seen,
                  train_wall_time_s=round(result.wall_time_s, 3),
                  last_losses=result.last_metrics, jit_compile=trainer.jit_compile,
-                 noise_scale=noise_scale_record(trainer, run_dir), **labels)
+                 noise_scale=noise_scale_record(trainer, run_dir),
+                 **records.read_interruptions(run_dir), **labels)
     if result.diverged_at is not None:
         record = PointRecord(status="diverged", diverged_at=result.diverged_at, **facts)
         log.warning("%s: diverged at step %d; recorded, moving on", run_dir, result.diverged_at)
