@@ -17,6 +17,7 @@ from common.errors import UserError
 from experiments import config as config_lib
 from experiments import configs, preflight
 from experiments.running import lock
+from replication.preemption import PREEMPTED_EXIT_CODE, Preempted
 from replication.specs import parse_spec
 
 DEFAULT_OUT = "runs/batch_size_sweep"
@@ -52,16 +53,13 @@ def _ints(minimum: int, many: bool = False):
 
 def _add_config_args(p: argparse.ArgumentParser, batch_flag: bool = True):
     p.add_argument("--preset", default="fashion_mnist", choices=configs.NAMES,
-                   help="experiment config, a file in experiments/configs/ (default: "
-                        "fashion_mnist, the CPU-sized study)")
+                   help="experiment config, a file in experiments/configs/ (fashion_mnist)")
     if batch_flag:
         p.add_argument("--batch-size", type=_ints(1), help="global batch size")
-    p.add_argument("--steps", type=_ints(1),
-                   help="generator steps (per point; see --budget)")
-    p.add_argument("--n-dis", type=_ints(1),
-                   help="discriminator updates per generator update")
-    p.add_argument("--replicator", help="replicator spec: default, cpu:N, gpu, gpu:N, "
-                                        "multiworker, tpu, tpu:ADDRESS")
+    p.add_argument("--steps", type=_ints(1), help="generator steps (per point; see --budget)")
+    p.add_argument("--n-dis", type=_ints(1), help="D updates per G update")
+    p.add_argument("--replicator", help="default, cpu:N, gpu, gpu:N, multiworker (TF_CONFIG), "
+                                        "slurm[:port=P,gpus=G], auto, tpu[:ADDRESS]")
     p.add_argument("--protocol", choices=sorted(config_lib.EVAL_PROTOCOLS),
                    help="evaluation protocol (counts of real/fake images, splits)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
@@ -89,7 +87,7 @@ def _replicator(spec: str):
     parsed = parse_spec(spec)
     if parsed.kind == "cpu" and parsed.count:
         replication.configure_logical_cpus(parsed.count)
-    quiet_tf.import_tensorflow()
+    quiet_tf.import_tensorflow(start_runtime=not parsed.multi_worker)
     return replication.make_replicator(spec)
 
 
@@ -119,6 +117,7 @@ def cmd_sweep(args):
     if not args.start_over:
         sweep_dir.check(args.out, spec.to_dict())  # before TensorFlow starts and the lock
     replicator, out = _own(args.out, args, spec.base.train.replicator)
+    replicator.watch_preemption()  # SIGTERM: every worker checkpoints the same step, exits
     from experiments.evaluation.evaluator import Evaluator
     from experiments.reporting.report import write_report
     from experiments.running.sweep import run_sweep
@@ -134,6 +133,7 @@ def cmd_train(args):
     from experiments.running import run_dir
     run_dir.check(out, cfg)  # before TensorFlow starts and the lock; run_point claims it
     replicator, out = _own(out, args, cfg.train.replicator)
+    replicator.watch_preemption()  # SIGTERM: every worker checkpoints the same step, exits
     from experiments.evaluation.evaluator import Evaluator
     from experiments.running.point import run_point
     record = run_point(cfg, out, replicator, Evaluator(cfg))
@@ -222,12 +222,23 @@ def cmd_train_classifier(args):
     return 0
 
 
+def cmd_noise_scale(args):
+    from experiments.running import noise_scale
+    cfg = preflight.check_run(noise_scale.run_config(args.preset, _overrides(args), args.steps))
+    with noise_scale.work_dir(args.out) as out:
+        replicator, out = _own(out, args, cfg.train.replicator)
+        result = noise_scale.measure(cfg, args.steps or cfg.train.steps, out, replicator)
+    print(noise_scale.describe(result))
+    if args.save:
+        noise_scale.save(args.save, result, "python -m experiments " + shlex.join(args.argv))
+    return 0 if result["diverged_at"] is None else 2
+
+
 def _run_args(p, out_help: str | None = None):
     p.add_argument("--run", required=True, help="a point directory (holds config.json)")
     if out_help:
         p.add_argument("--out", required=True, help=out_help)
-    p.add_argument("--step", type=_ints(1),
-                   help="a kept checkpoint's step (default: the final generator)")
+    p.add_argument("--step", type=_ints(1), help="a kept checkpoint's (the final generator)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -239,27 +250,19 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Train and score one SN-GAN per (batch size, seed), skipping "
                        "finished points and resuming unfinished ones, then write the report.")
     _add_config_args(p, batch_flag=False)
-    p.add_argument("--sweep", help="a named sweep of the preset (default: its first; "
-                                   "experiments/configs/PRESET.py lists them in SWEEPS)")
-    p.add_argument("--batch-sizes", type=_ints(1, many=True),
-                   help="comma-separated global batch sizes (default: the sweep's)")
-    p.add_argument("--seeds", type=_ints(0, many=True), help="comma-separated seeds "
-                                                           "(default: the sweep's)")
-    p.add_argument("--lr-scaling", choices=config_lib.LR_SCALING,
-                   help="learning rate vs batch size, relative to batch 64 (default: none)")
-    p.add_argument("--budget", choices=config_lib.BUDGET_MODES,
-                   help="equal generator steps per point (default) or equal images seen")
-    p.add_argument("--arm", help="name of a further comparison in --out: its points are named "
-                                 "bsBBBB_seedS_ARM and its settings kept in sweep.ARM.json")
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
-    p.add_argument("--dry-run", action="store_true", help="print the points and their time "
-                   "estimated on this machine (a few calibration steps), then exit; writes "
-                   "nothing")
+    p.add_argument("--sweep", help="a named sweep of the preset's SWEEPS (default: its first)")
+    p.add_argument("--batch-sizes", type=_ints(1, many=True), help="e.g. 8,64,512")
+    p.add_argument("--seeds", type=_ints(0, many=True), help="e.g. 0,1,2")
+    p.add_argument("--lr-scaling", choices=config_lib.LR_SCALING, help="vs batch 64 (none)")
+    p.add_argument("--budget", choices=config_lib.BUDGET_MODES, help="(equal_steps)")
+    p.add_argument("--arm", help="a further comparison in --out: points bsBBBB_seedS_ARM")
+    p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory ({DEFAULT_OUT})")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the points and their time estimated here, then exit")
     p.add_argument("--no-calibration", dest="calibrate", action="store_false",
-                   help="skip the calibration steps (of a dry run: list the points only; of a "
-                   "sweep: the ETA then comes from the finished points alone)")
-    p.add_argument("--start-over", action="store_true", help="delete --out's points/, "
-                   "report/ and sweep files first (else another study's --out is refused)")
+                   help="no calibration steps: the ETA comes from finished points alone")
+    p.add_argument("--start-over", action="store_true",
+                   help="delete --out's points/, report/ and sweep files first")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("train", help="train and score one configuration")
@@ -267,8 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run directory (default runs/PRESET_bsB)")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("evaluate", help="re-score a finished point's generator (protocol, BN "
-                       "mode), kept in its metrics.json")
+    p = sub.add_parser("evaluate", help="re-score a finished point (into its metrics.json)")
     p.add_argument("--run", required=True, help="run directory (holds config.json)")
     p.add_argument("--protocol", choices=sorted(config_lib.EVAL_PROTOCOLS))
     p.add_argument("--bn-mode", choices=config_lib.BN_MODES)
@@ -277,18 +279,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sample", help="draw samples from a point's generator (grid or arrays)")
     _run_args(p, "FILE.png|.pdf (a grid) or FILE.npz (arrays)")
-    p.add_argument("--classes", type=_ints(0, many=True), default=(),
-                   help="comma-separated class indices (default: every class)")
+    p.add_argument("--classes", type=_ints(0, many=True), default=(), help="(every class)")
     p.add_argument("--n", type=_ints(1), default=8, help="samples per class (8)")
     p.add_argument("--seed", type=_ints(0), default=0, help="latent seed (0)")
-    p.add_argument("--bn-mode", choices=config_lib.BN_MODES,
-                   help="generator BN statistics (default: the run's eval.bn_mode)")
+    p.add_argument("--bn-mode", choices=config_lib.BN_MODES, help="(the run's eval.bn_mode)")
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("export", help="export a point's generator as a TF SavedModel")
     _run_args(p, "new directory for the SavedModel")
-    p.add_argument("--bn-mode", choices=config_lib.BN_MODES, default="standing",
-                   help="BN statistics baked in: standing (default), moving, or batch")
+    p.add_argument("--bn-mode", choices=config_lib.BN_MODES, default="standing")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("report", help="tables, plots and figures for a sweep directory")
@@ -300,19 +299,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir")
     p.set_defaults(func=cmd_reference_stats)
 
-    p = sub.add_parser("prepare-data", help="check or prepare a dataset (offline unless "
-                       "--allow-download)")
+    p = sub.add_parser("prepare-data", help="check or prepare a dataset")
     _add_config_args(p)
-    p.add_argument("--allow-download", action="store_true",
-                   help="let TFDS download the dataset (never done otherwise)")
+    p.add_argument("--allow-download", action="store_true", help="let TFDS download it")
     p.set_defaults(func=cmd_prepare_data)
 
     p = sub.add_parser("train-classifier", help="train the shipped Fashion-MNIST classifier")
     p.add_argument("--out", default=None, help="weights path (default: the shipped asset)")
-    p.add_argument("--epochs", type=_ints(1), default=None,
-                   help="training epochs (default: the shipped classifier's)")
+    p.add_argument("--epochs", type=_ints(1), help="(the shipped classifier's)")
     p.add_argument("--seed", type=_ints(0), default=0)
     p.set_defaults(func=cmd_train_classifier)
+
+    p = sub.add_parser("noise-scale", help="which batch size to buy: a short run's gradient "
+                       "noise scale and the critical batch it predicts (no sweep)")
+    _add_config_args(p)
+    p.add_argument("--out", help="run directory, kept and resumable (default: a temporary one)")
+    p.add_argument("--save", metavar="FILE.json", help="also write the result and the command")
+    p.set_defaults(func=cmd_noise_scale)
     return parser
 
 
@@ -325,6 +328,9 @@ def main(argv=None) -> int:
     except UserError as e:  # what went wrong and what to do, in one line; no traceback
         print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
+    except Preempted as e:  # checkpointed at one step on every worker; rerun to resume
+        print(f"{e} (exit status {PREEMPTED_EXIT_CODE})", file=sys.stderr)
+        return PREEMPTED_EXIT_CODE
     except KeyboardInterrupt:  # results so far are on disk (atomic records, checkpoints)
         print("interrupted: run the same command again to resume", file=sys.stderr)
         return 130
