@@ -165,7 +165,7 @@ class TrainConfig:
     keep_checkpoints: int = 2
     # Measure the gradient noise scale B_simple for D and G every N steps (sngan/noise_scale.py;
     # 0 = off). The default keeps the step's overhead small (docs/benchmarks.md).
-    noise_scale_every: int = 10
+    noise_scale_every: int = 25
 
     def __post_init__(self):
         _check(self.global_batch_size > 0, "train.global_batch_size must be > 0")

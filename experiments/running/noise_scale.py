@@ -2,7 +2,7 @@
 
 Trains the first N generator steps of an experiment at one batch size (its learning-rate
 schedule unchanged: N may stop before the schedule's end), measures the gradient noise scale
-B_simple of D and G every `train.noise_scale_every` steps (sngan/noise_scale.py) and reports
+B_simple of D and G every MEASURE_EVERY steps (sngan/noise_scale.py) and reports
 its last-window estimate with a bootstrap interval, and the critical batch it predicts:
 McCandlish et al. 2018 (arXiv 1812.06162) find the critical batch close to B_noise, which
 B_simple estimates. No sweep, no evaluation. The paper's derivation assumes one loss; a GAN
@@ -21,13 +21,19 @@ from experiments.running import point, run_dir
 from sngan import noise_scale
 
 PLAYER_NAMES = {"d": "D", "g": "G"}
+# Measuring is this command's purpose, so it measures more often than training does by default
+# (train.noise_scale_every, chosen for a small overhead); --set train.noise_scale_every wins.
+MEASURE_EVERY = 5
 
 
-def run_config(name: str, overrides: dict, steps: int) -> RunConfig:
+def run_config(name: str, overrides: dict, steps: int | None) -> RunConfig:
     """The experiment's config with `overrides`; `train.steps` among them is ignored: the run
-    stops after `steps` and keeps the schedule, which is stretched only if it is shorter."""
-    overrides = {k: v for k, v in overrides.items() if k != "train.steps"}
+    stops after `steps` (None: the schedule's length) and keeps the schedule, which is
+    stretched only if it is shorter."""
+    overrides = {"train.noise_scale_every": MEASURE_EVERY,
+                 **{k: v for k, v in overrides.items() if k != "train.steps"}}
     cfg = preset(name, overrides)
+    steps = steps or cfg.train.steps
     if steps > cfg.train.steps:
         cfg = cfg.with_overrides({"train.steps": steps})
     if not cfg.train.noise_scale_every:

@@ -27,6 +27,7 @@ def test_run_config_keeps_the_schedule_and_stops_early():
     assert cfg.train.global_batch_size == 512
     longer = noise_scale.run_config("fashion_mnist", {}, 300)
     assert longer.train.steps == 300  # the preset's 200-step schedule stretched to the run
+    assert longer.train.noise_scale_every == noise_scale.MEASURE_EVERY  # measures more often
     with pytest.raises(ConfigError, match="noise_scale_every > 0"):
         noise_scale.run_config("fashion_mnist", {"train.noise_scale_every": 0}, 100)
     with pytest.raises(ConfigError, match="fewer than 2 measurements"):
