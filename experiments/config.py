@@ -60,13 +60,17 @@ def _choice(value, allowed, name) -> None:
     _check(value in allowed, f"{name}={value!r} is not one of {list(allowed)}")
 
 
+def kid_block_size(num_a: int, num_b: int, subsets: int) -> int:
+    """Samples per block of KID's block estimator (experiments.evaluation.metrics
+    .kernel_distance, TF-GAN's max_block_size): ceil(max(n_a, n_b) / subsets)."""
+    return -(-max(num_a, num_b) // subsets)
+
+
 def kid_blocks_fit(num_a: int, num_b: int, subsets: int) -> bool:
-    """Whether KID's block estimator (experiments.evaluation.metrics.kernel_distance) can use
-    `subsets` blocks: each block needs >= 2 samples of each set (its unbiased MMD divides by
-    m(m-1))."""
-    n = max(num_a, num_b)
-    block = -(-n // subsets)
-    return min(num_a, num_b) >= 2 * -(-n // block)
+    """Whether KID's block estimator can use `subsets` blocks: each block needs >= 2 samples
+    of each set (its unbiased MMD divides by m(m-1)). Checked by the config and the metric."""
+    blocks = -(-max(num_a, num_b) // kid_block_size(num_a, num_b, subsets))
+    return min(num_a, num_b) >= 2 * blocks
 
 
 def max_kid_subsets(num_a: int, num_b: int) -> int:
@@ -342,16 +346,6 @@ class RunConfig:
         return RunConfig.from_dict(d)
 
 
-def parse_overrides(items: typing.Iterable[str]) -> dict:
-    """'section.field=value' strings -> {key: value}; values parse as JSON, else as strings."""
-    parsed = {}
-    for item in items:
-        _check("=" in item, f"override {item!r} is not of the form section.field=value")
-        key, raw = item.split("=", 1)
-        parsed[key.strip()] = _parse_value(raw.strip())
-    return parsed
-
-
 ARM_NAME = re.compile(r"[a-z0-9][a-z0-9_]*")
 
 
@@ -394,6 +388,16 @@ class SweepAxes:
         return {key: value for key, value in (
             ("train.steps", self.steps), ("train.lr_decay_start", self.lr_decay_start),
             ("eval.every", self.eval_every)) if value is not None}
+
+
+def parse_overrides(items: typing.Iterable[str]) -> dict:
+    """'section.field=value' strings -> {key: value}; values parse as JSON, else as strings."""
+    parsed = {}
+    for item in items:
+        _check("=" in item, f"override {item!r} is not of the form section.field=value")
+        key, raw = item.split("=", 1)
+        parsed[key.strip()] = _parse_value(raw.strip())
+    return parsed
 
 
 def _parse_value(raw: str):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Retrain the shipped Fashion-MNIST classifier (experiments/assets/); ~9 min on 2 CPU cores.
+# Retrain the shipped Fashion-MNIST classifier (experiments/assets/).
 # The result is byte-identical to the committed weights on the same software versions.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -50,24 +50,23 @@ def intra_fid(features, labels, real_features, real_labels, num_classes: int,
             raise ValueError(
                 f"intra-FID needs >= {min_per_class} generated and real samples of every class; "
                 f"class {c} has {len(fake_c)} generated and {len(real_c)} real: raise "
-                "num_fake/num_real or turn off eval.conditional_metrics")
+                "eval.num_fake/eval.num_real (with eval.protocol=custom)")
         pairs.append((real_c, fake_c))
     # The classes are independent and each FID's matrix square roots run on one core: one
-    # thread per core cut the `fast` protocol's intra-FID from 0.12 to 0.08 s (same values).
+    # thread per core computes them side by side (same values).
     with ThreadPoolExecutor(max(1, min(len(pairs), os.cpu_count() or 1))) as pool:
         per_class = list(pool.map(lambda pair: metrics.frechet_distance(*pair), pairs))
     return dict(intra_fid=float(np.mean(per_class)), per_class_fid=per_class)
 
 
-# Distances per block, whatever the set sizes: 4M floats (16 MB). Blocks of 16M made the ball
-# counts of the `fast` protocol 1.6x slower (144 vs 89 ms) and the k-NN radii no faster.
+# Distances per block, whatever the set sizes: 4M floats (16 MB). Larger blocks made the ball
+# counts slower and the k-NN radii no faster.
 _BLOCK_ELEMENTS = 1 << 22
 # k-NN distances in float32 on features centred at the real mean, as the reference codes of
 # both papers compute them (their features are float32 network outputs, and so are ours):
-# 2.9x faster than float64 on the 5,000 x 10,000 `fast` protocol (0.65 -> 0.22 s of a 3.8 s
-# evaluation, in blocks of 16M), and over its 50M (fake, real) pairs the two differ by a pair
-# or two (5e-5 of density or coverage, 100x below the evaluation noise). Records say so
-# (Protocol.knn_dtype).
+# several times faster than float64, and over the `fast` protocol's 50M (fake, real) pairs
+# the two differ by a pair or two (5e-5 of density or coverage, 100x below the evaluation
+# noise). Records say so (Protocol.knn_dtype).
 DISTANCE_DTYPE = np.float32
 
 

@@ -70,8 +70,7 @@ class Evaluator:
         logits, features = scoring.classify(fakes(), self.classifier, ev)
         t_classify = time.perf_counter() - t0
         # IS/FID/KID and the recognisability metrics are independent and each leaves a core
-        # idle part of the time. Side by side, with the per-class FIDs on threads too, a `fast`
-        # evaluation cost 1.17-1.19x its bare generate + classify instead of 1.21-1.22x
+        # idle part of the time, so they run side by side (the per-class FIDs on threads too)
         with ThreadPoolExecutor(1) as pool:
             raw = pool.submit(scoring.score_activations, logits, features, self.real_features,
                               ev)

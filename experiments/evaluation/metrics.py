@@ -11,9 +11,10 @@ import numpy as np
 import tensorflow as tf
 
 from common import tfgan_bridge
+from experiments.config import kid_block_size, kid_blocks_fit
 
 # TF-GAN's metric functions run op by op in eager mode; traced (same ops, same float64) they
-# run about 5x faster (KID: 1.0 s -> 0.19 s at 5k x 10k x 128). A sweep's sample counts are
+# run several times faster. A sweep's sample counts are
 # fixed, so KID is traced once (it needs static shapes); per-class FIDs see a new sample count
 # per class, so FID is traced with unknown sample counts after a few (reduce_retracing).
 _frechet = tf.function(tfgan_bridge.eval.frechet_classifier_distance_from_activations,
@@ -69,16 +70,15 @@ def kernel_distance(features_a, features_b, subsets: int = 10,
     """
     a, b = _matrix(features_a, "features_a"), _matrix(features_b, "features_b")
     _check_same_dim(a, b)
-    n = max(int(a.shape[0]), int(b.shape[0]))
-    block = -(-n // subsets)
-    if min(int(a.shape[0]), int(b.shape[0])) < 2 * -(-n // block):
+    n_a, n_b = int(a.shape[0]), int(b.shape[0])
+    if not kid_blocks_fit(n_a, n_b, subsets):
         raise ValueError(f"KID with {subsets} subsets needs >= 2 samples of each set per "
-                         f"block; got {int(a.shape[0])} and {int(b.shape[0])}")
+                         f"block; got {n_a} and {n_b}")
     if seed is not None:
         rng = np.random.default_rng(seed)
         a = tf.gather(a, rng.permutation(int(a.shape[0])))
         b = tf.gather(b, rng.permutation(int(b.shape[0])))
-    mean, stderr = _kernel(a, b, max_block_size=block)
+    mean, stderr = _kernel(a, b, max_block_size=kid_block_size(n_a, n_b, subsets))
     return float(mean), float(stderr)
 
 

@@ -1,6 +1,6 @@
 """Real-data features for FID/KID, computed once and cached as `.npz` keyed by their protocol.
 
-Classifying 50k real images costs minutes (about 30 min for Inception on 2 CPU cores), and
+Classifying 50k real images costs minutes (far more with Inception on a CPU), and
 every evaluation of every sweep point needs the same ones. The cache key holds everything the
 features depend on: dataset, split, resolution and resize of the data; classifier name,
 version (weights hash), resize and feature layer; and the sample count. Any change of those
