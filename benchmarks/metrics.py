@@ -1,6 +1,7 @@
 """How long scoring takes: classifiers on 10k images, FID/KID on 10k x 10k activations.
 
-    python benchmarks/bench_metrics.py [--repeats 3] [--inception-images 500] [--skip-inception]
+    python -m benchmarks.metrics [--repeats 3] [--inception-images 500] [--skip-inception]
+                                 [--out DIR]
 
 * shipped Fashion-MNIST classifier: 10k 32x32 images -> logits + 128-d features, then the
   full `score_images` (IS, FID, KID) against 10k real features.
@@ -8,31 +9,30 @@
   architecture with random weights (same layers and FLOPs: 1008 logits, 2048-d pool_3), saved
   as a SavedModel and loaded through `experiments.evaluation.classifiers.inception` (resize to
   299 and all). Timed on --inception-images and extrapolated to 10k.
-* FID on 10k x 10k activations (128-d and 2048-d): TF-GAN (SVD square roots, float64) vs the
-  common scipy reference (`scipy.linalg.sqrtm` of the covariance product). Also KID.
+* FID on 10k x 10k activations (--fid-samples; 128-d and 2048-d): TF-GAN (SVD square roots,
+  float64) vs the common scipy reference (`scipy.linalg.sqrtm` of the covariance product). Also KID.
 
-Prints medians over --repeats runs and the ratios.
+Medians over --repeats runs and the ratios; writes benchmarks/results/metrics.json.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
+import scipy.linalg
+import tensorflow as tf
 
-import numpy as np  # noqa: E402
-import scipy.linalg  # noqa: E402
-import tensorflow as tf  # noqa: E402
+from benchmarks import harness
+from experiments.config import EvalConfig
+from experiments.data import fashion_mnist_images
+from experiments.evaluation import metrics, scoring
+from experiments.evaluation.classifiers import fashion_mnist, inception
 
-from experiments.config import EvalConfig  # noqa: E402
-from experiments.data import fashion_mnist_images  # noqa: E402
-from experiments.evaluation import metrics, scoring  # noqa: E402
-from experiments.evaluation.classifiers import fashion_mnist, inception  # noqa: E402
+MODULE = "benchmarks.metrics"
 
 
 def median_time(fn, repeats: int) -> tuple[float, object]:
@@ -51,7 +51,7 @@ def scipy_fid(a, b) -> float:
     return float(np.sum((mu_a - mu_b) ** 2) + np.trace(s_a + s_b - 2 * covmean))
 
 
-def bench_shipped(repeats: int) -> None:
+def bench_shipped(repeats: int) -> dict:
     clf = fashion_mnist.load()
     test, _ = fashion_mnist_images("test")
     train, _ = fashion_mnist_images("train")
@@ -60,10 +60,9 @@ def bench_shipped(repeats: int) -> None:
     cfg = EvalConfig(protocol="custom", num_fake=10_000, num_real=10_000)
     t_score, scores = median_time(
         lambda: scoring.score_images(train[:10_000], clf, real_features, cfg), repeats)
-    print(f"shipped classifier: activations of 10k images {t_act:.2f} s "
-          f"({10_000 / t_act:.0f} img/s); score_images 10k fake vs 10k real (IS+FID+KID) "
-          f"{t_score:.2f} s [IS {scores['is_mean']:.3f}, FID(train 10k, test) "
-          f"{scores['fid']:.3f}, KID {scores['kid_mean']:.5f}]")
+    return {"activations_10k_s": t_act, "score_images_10k_s": t_score,
+            "is_mean": scores["is_mean"], "fid_train_vs_test": scores["fid"],
+            "kid_mean": scores["kid_mean"]}
 
 
 def save_inception_architecture(path: str) -> None:
@@ -86,7 +85,7 @@ def save_inception_architecture(path: str) -> None:
     tf.saved_model.save(Module(), path)
 
 
-def bench_inception(n_images: int, repeats: int) -> None:
+def bench_inception(n_images: int, repeats: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "inception_v3")
         save_inception_architecture(path)
@@ -95,23 +94,42 @@ def bench_inception(n_images: int, repeats: int) -> None:
     clf.activations(images[:50], batch_size=50)  # trace once
     t, (logits, features) = median_time(lambda: clf.activations(images, batch_size=100),
                                         max(1, repeats // 3))
-    print(f"inception (Keras Inception-v3 architecture, random weights, 299x299): "
-          f"{n_images} images in {t:.1f} s ({n_images / t:.1f} img/s) -> 10k images "
-          f"~{10_000 * t / n_images / 60:.1f} min; features {features.shape[1]}-d, "
-          f"logits {logits.shape[1]}")
+    return {"images": n_images, "seconds": t, "features": int(features.shape[1]),
+            "logits": int(logits.shape[1])}
 
 
-def bench_fid(dim: int, repeats: int) -> None:
+def bench_fid(dim: int, repeats: int, n: int) -> dict:
     rng = np.random.default_rng(dim)
     mix = rng.normal(size=(dim, dim)) / np.sqrt(dim)
-    a = np.maximum(rng.normal(size=(10_000, dim)) @ mix, 0)  # ReLU-like features
-    b = np.maximum(rng.normal(loc=0.1, size=(10_000, dim)) @ mix, 0)
+    a = np.maximum(rng.normal(size=(n, dim)) @ mix, 0)  # ReLU-like features
+    b = np.maximum(rng.normal(loc=0.1, size=(n, dim)) @ mix, 0)
     t_tfgan, fid = median_time(lambda: metrics.frechet_distance(a, b), repeats)
     t_scipy, fid_ref = median_time(lambda: scipy_fid(a, b), repeats)
     t_kid, _ = median_time(lambda: metrics.kernel_distance(a, b), repeats)
-    print(f"FID 10k x 10k, {dim}-d: TF-GAN {t_tfgan:.2f} s, scipy sqrtm {t_scipy:.2f} s "
-          f"(TF-GAN/scipy time {t_tfgan / t_scipy:.2f}x); values {fid:.6f} vs {fid_ref:.6f} "
-          f"(rel. diff {abs(fid - fid_ref) / abs(fid_ref):.1e}); KID (10 blocks) {t_kid:.2f} s")
+    return {"dim": dim, "samples": n, "tfgan_fid_s": t_tfgan, "scipy_fid_s": t_scipy,
+            "kid_s": t_kid, "fid": fid, "fid_scipy": fid_ref,
+            "relative_difference": abs(fid - fid_ref) / abs(fid_ref)}
+
+
+def tables_for(data: dict) -> list[dict]:
+    shipped = data["shipped"]
+    rows = [["shipped classifier: activations of 10k images",
+             f"{shipped['activations_10k_s']:.2f} s "
+             f"({10_000 / shipped['activations_10k_s']:.0f} img/s)"],
+            ["`score_images`, 10k generated vs 10k real (IS + FID + KID)",
+             f"{shipped['score_images_10k_s']:.2f} s"]]
+    for f in data["fid"]:
+        rows.append([f"FID {f['samples']:,} x {f['samples']:,}, {f['dim']}-d: TF-GAN vs "
+                     "scipy `sqrtm`",
+                     f"{f['tfgan_fid_s']:.2f} s vs {f['scipy_fid_s']:.2f} s (values agree to "
+                     f"{f['relative_difference']:.0e} relative)"])
+        rows.append([f"KID, 10 subsets, {f['dim']}-d", f"{f['kid_s']:.2f} s"])
+    if data.get("inception"):
+        i = data["inception"]
+        rows.append([f"Inception-v3 stand-in (random weights, 299x299), {i['images']} images",
+                     f"{i['images'] / i['seconds']:.1f} img/s, so 10k images take "
+                     f"{10_000 * i['seconds'] / i['images'] / 60:.1f} min"])
+    return [harness.table(["what", "time"], rows)]
 
 
 def main(argv=None) -> None:
@@ -120,14 +138,19 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--inception-images", type=int, default=500)
     parser.add_argument("--skip-inception", action="store_true")
+    parser.add_argument("--fid-samples", type=int, default=10_000,
+                        help="activations per side of the FID/KID timings")
+    parser.add_argument("--out", help="directory for metrics.json (default: benchmarks/results)")
     args = parser.parse_args(argv)
-    print(f"TensorFlow {tf.__version__}, {os.cpu_count()} CPU(s), "
-          f"{len(tf.config.list_physical_devices('GPU'))} GPU(s); medians of {args.repeats}")
-    bench_shipped(args.repeats)
-    for dim in (128, 2048):
-        bench_fid(dim, args.repeats)
-    if not args.skip_inception:
-        bench_inception(args.inception_images, args.repeats)
+    info = harness.machine()
+    data = {"shipped": bench_shipped(args.repeats),
+            "fid": [bench_fid(dim, args.repeats, args.fid_samples) for dim in (128, 2048)],
+            "inception": (None if args.skip_inception
+                          else bench_inception(args.inception_images, args.repeats))}
+    tables = tables_for(data)
+    path = harness.write_result("metrics", MODULE, argv, info, None, tables, data, args.out)
+    harness.print_tables(tables)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """What the Replicator costs: one training step through it vs the same step in a bare tf.function.
 
-    python benchmarks/bench_replicator.py [--steps 20] [--repeats 7] [--batch 64]
-                                          [--specs default,cpu:1,cpu:2,cpu:4]
+    python -m benchmarks.replicator [--steps 20] [--repeats 7] [--batch 64]
+                                    [--specs default,cpu:1,cpu:2,cpu:4] [--out DIR]
 
 A fixed small conv net (2 conv + BN + dense, 32x32x3 input, Adam), global batch --batch:
 * bare      model and optimizer outside any strategy, `@tf.function` step over a dataset
@@ -13,29 +13,24 @@ A fixed small conv net (2 conv + BN + dense, 32x32x3 input, Adam), global batch 
 Variants are timed round-robin (so load drift from other processes hits all of them), each
 repeat runs --steps steps after warm-up; the table shows the median and the best ms per
 step, their ratios to bare, images per second, and the number of ops in each traced step
-(a load-independent view of what the Replicator adds to the graph).
+(a load-independent view of what the Replicator adds to the graph). Writes
+benchmarks/results/replicator.json.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import keras
+import numpy as np
+import tensorflow as tf
 
-from replication import devices  # noqa: E402
+import replication
+from benchmarks import harness
+from replication import devices
 
-devices.configure_logical_cpus(4)  # before TensorFlow starts; cpu:1/2/4 are subsets
-
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-import replication  # noqa: E402
-
+MODULE = "benchmarks.replicator"
 SHAPE, CLASSES = (32, 32, 3), 10
 
 
@@ -120,10 +115,16 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--specs", default="default,cpu:1,cpu:2,cpu:4")
+    parser.add_argument("--out", help="directory for replicator.json "
+                                      "(default: benchmarks/results)")
     args = parser.parse_args(argv)
+    specs = args.specs.split(",")
+    most = max([int(s.split(":")[1]) for s in specs if s.startswith("cpu:")], default=1)
+    devices.configure_logical_cpus(most)  # before TensorFlow runs an op; cpu:N are subsets
+    info = harness.machine()
 
     variants = {"bare": bare_step_fn(args.batch)}
-    for spec in args.specs.split(","):
+    for spec in specs:
         variants[spec] = replicated_step_fn(spec, args.batch)
     for step, _ in variants.values():  # trace and warm up
         time_steps(step, 3)
@@ -133,17 +134,26 @@ def main(argv=None) -> None:
             times[name].append(time_steps(step, args.steps))
 
     bare, bare_best = statistics.median(times["bare"]), min(times["bare"])
-    print(f"\nglobal batch {args.batch}, {args.steps} steps x {args.repeats} repeats, "
-          f"{os.cpu_count()} CPU cores, TF {tf.__version__}")
-    print("| variant  | replicas | graph ops | ms/step median | ms/step min | median/bare "
-          "| min/bare | img/s |")
-    print("|---|---|---|---|---|---|---|---|")
+    rows, data = [], {}
     for name, ts in times.items():
         med, best = statistics.median(ts), min(ts)
         step, replicas = variants[name]
         ops = len(step.get_concrete_function().graph.get_operations())
-        print(f"| {name:8} | {replicas!s:>8} | {ops:9d} | {1e3 * med:14.2f} | {1e3 * best:11.2f} "
-              f"| {med / bare:11.3f} | {best / bare_best:8.3f} | {args.batch / med:5.0f} |")
+        data[name] = dict(replicas=replicas, graph_ops=ops, seconds_median=med,
+                          seconds_best=best)
+        rows.append([f"`{name}`" if name != "bare" else "bare `tf.function`", replicas, ops,
+                     f"{1e3 * med:.2f}", f"{1e3 * best:.2f}", f"{med / bare:.3f}",
+                     f"{best / bare_best:.3f}", f"{args.batch / med:.0f}"])
+    tables = [harness.table(
+        ["variant", "replicas", "graph ops", "ms/step median", "ms/step min", "median / bare",
+         "min / bare", "img/s"], rows,
+        title=f"global batch {args.batch}, {args.steps} steps x {args.repeats} repeats, "
+              "variants round-robin")]
+    path = harness.write_result("replicator", MODULE, argv, info, None, tables, data,
+                                args.out)
+    harness.print_tables(tables)
+    print(f"wrote {path}")
+
 
 if __name__ == "__main__":
     main()
