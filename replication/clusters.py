@@ -148,7 +148,7 @@ def slurm_task(env, port: int | None = None, gpus: int | None = None) -> SlurmTa
         gpus_per_task = on_node // most
         gpus_source = f"SLURM_GPUS_ON_NODE={on_node} shared by up to {most} task(s) a node"
     else:
-        gpus_per_task, gpus_source = 0, "no GPUs allocated (SLURM_GPUS_* unset)"
+        gpus_per_task, gpus_source = 0, "SLURM_GPUS_PER_TASK and SLURM_GPUS_ON_NODE, unset"
     if gpus_per_task and visible is not None and visible < gpus_per_task:
         raise ClusterConfigError(
             f"{gpus_source} GPU(s) per task, but CUDA_VISIBLE_DEVICES="

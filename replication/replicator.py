@@ -273,7 +273,7 @@ def make_replicator(spec: str) -> Replicator:
     if parsed.kind == "auto":
         chosen, why = clusters.choose_auto(
             os.environ, lambda: len(tf.config.list_physical_devices("GPU")))
-        log.info("replicator auto: %s (%s)", chosen, why)
+        log.info("replicator auto: %s, because %s", chosen, why)
         return make_replicator(chosen)
     if parsed.kind == "default":
         if tf.distribute.has_strategy():
@@ -342,7 +342,7 @@ def _slurm(spec: str, port: int | None, gpus: int | None) -> Replicator:
     address = cluster.task_address(resolver.task_type, resolver.task_id)
     clusters.require_free_port(address, f"SLURM_PROCID={task.rank} on "
                                         f"{address.rpartition(':')[0]}, {task.port_source}")
-    log.info("replicator slurm: task %d of %d at %s, %d GPU(s) per task (%s)", task.rank,
+    log.info("replicator slurm: task %d of %d at %s, %d GPU(s) per task from %s", task.rank,
              task.num_tasks, address, task.gpus_per_task, task.gpus_source)
     return _multiworker_replicator(spec, resolver, task.num_tasks, task.rank)
 

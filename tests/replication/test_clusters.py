@@ -187,7 +187,7 @@ def test_auto_on_this_machine_is_the_cpu_and_says_why(monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="replication"):
         repl = replication.make_replicator("auto")
     assert (repl.spec, repl.num_replicas) == ("default", 1)
-    assert "replicator auto: default (no TPU, SLURM task, TF_CONFIG or GPU found" in caplog.text
+    assert "replicator auto: default, because no TPU, SLURM task, TF_CONFIG or GPU" in caplog.text
 
 
 def test_auto_with_a_partial_slurm_environment_fails_like_slurm(monkeypatch):
