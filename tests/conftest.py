@@ -12,6 +12,29 @@ from replication import devices  # noqa: E402
 devices.configure_logical_cpus(4)
 
 _exit_status = {"code": 0}
+_file_seconds: dict[str, float] = {}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--file-durations", type=int, default=0, metavar="N",
+                     help="list the N test files that took longest (set-up, call and "
+                          "tear-down summed; a shared fixture counts where it was built)")
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _file_seconds[path] = _file_seconds.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    n = config.getoption("--file-durations")
+    if not n or not _file_seconds:
+        return
+    total = sum(_file_seconds.values())
+    terminalreporter.write_sep("=", f"slowest {n} test files")
+    for path, seconds in sorted(_file_seconds.items(), key=lambda kv: -kv[1])[:n]:
+        terminalreporter.write_line(f"{seconds:8.1f} s {100 * seconds / total:5.1f}%  {path}")
+    terminalreporter.write_line(f"{total:8.1f} s in {len(_file_seconds)} files")
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -1,5 +1,7 @@
 """Shared fixtures for the model-library tests."""
 import pytest
+from model_configs import TINY_RUN_TRAIN, ModelCfg
+from synthetic_data import synthetic_input_fn
 
 from replication import make_replicator
 
@@ -14,3 +16,21 @@ def strategy4():
     the rest of the process. So the tests share one.
     """
     return make_replicator("cpu:4").strategy
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """ONE tiny trained run for the session: a GANTrainer (ModelCfg(), TINY_RUN_TRAIN,
+    synthetic data) after 4 uninterrupted steps, checkpoints at 2 and 4 in its workdir.
+
+    Tracing a trainer's step costs far more than its steps, so the tests that only read a
+    trained run share this one; they must not train it further nor write into its workdir
+    (copy the workdir first).
+    """
+    from sngan.training import GANTrainer
+    trainer = GANTrainer(ModelCfg(), TINY_RUN_TRAIN, make_replicator("default"),
+                         synthetic_input_fn(TINY_RUN_TRAIN.global_batch_size),
+                         str(tmp_path_factory.mktemp("tiny_run")))
+    result = trainer.fit()
+    assert (result.steps, result.diverged_at) == (TINY_RUN_TRAIN.steps, None)
+    return trainer

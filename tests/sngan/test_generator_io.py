@@ -1,22 +1,12 @@
 """Generator weights without the trainer: .npz round trip, checkpoint restore, clear refusals."""
+import pathlib
+
 import numpy as np
 import pytest
-import tensorflow as tf
-from model_configs import PRESET_MODELS, ModelCfg, TrainCfg
+from model_configs import PRESET_MODELS, ModelCfg
 
-import replication
 from common.errors import WeightsError
 from sngan import generator_io, models
-from sngan.training import GANTrainer
-
-
-def _data(skip):
-    def input_fn(ctx=None):
-        rng = np.random.default_rng(0)
-        images = rng.uniform(-1, 1, (64, 32, 32, 1)).astype(np.float32)
-        labels = rng.integers(0, 10, 64).astype(np.int32)
-        return tf.data.Dataset.from_tensor_slices((images, labels)).repeat().batch(8)
-    return input_fn
 
 
 def _outputs(generator):
@@ -25,12 +15,9 @@ def _outputs(generator):
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    run = tmp_path_factory.mktemp("run")
-    trainer = GANTrainer(ModelCfg(), TrainCfg(ema_decay=0.5), replication.make_replicator(
-        "default"), _data, str(run))
-    trainer.fit()
-    return trainer, run
+def trained(tiny_run):
+    """The session's tiny run (tests/sngan/conftest.py): EMA generator, checkpoints at 2, 4."""
+    return tiny_run, pathlib.Path(tiny_run.workdir)
 
 
 def test_npz_round_trip_gives_identical_outputs(trained, tmp_path):

@@ -2,6 +2,7 @@
 checkpoints fall back, divergence is recorded and never saved, XLA falls back, summaries."""
 import logging
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -59,9 +60,9 @@ RESUME_IN_FRESH_PROCESS = """
 import os, sys
 import numpy as np
 sys.path[:0] = [{tests!r}, {root!r}, os.path.join({root!r}, "tests", "support")]
-from test_training import make, state, tiny_cfg
+from test_training import EMA, make, state
 from pathlib import Path
-trainer = make(Path({tmp!r}), tiny_cfg(ema_decay=0.5), name="part")
+trainer = make(Path({tmp!r}), EMA, name="part")
 assert trainer.restored_step == 2, trainer.restored_step
 trainer.fit()
 np.savez({out!r}, **state(trainer))
@@ -69,15 +70,16 @@ os._exit(0)
 """
 
 
-EMA = tiny_cfg(ema_decay=0.5)  # the EMA generator is part of the state
+# the EMA generator and the learning-rate decay are part of the state
+EMA = tiny_cfg(ema_decay=0.5, lr_decay_start=1)
 
 
 @pytest.fixture(scope="module")
-def full(tmp_path_factory):
-    """4 uninterrupted steps (checkpoints at 2 and 4), shared by the tests that compare."""
-    trainer = make(tmp_path_factory.mktemp("full"), EMA)
-    trainer.fit()
-    return trainer
+def full(tiny_run):
+    """4 uninterrupted steps (checkpoints at 2 and 4): the session's tiny run
+    (tests/sngan/conftest.py), shared by the tests that compare. Read it, never train it."""
+    assert (tiny_run.model_cfg, tiny_run.cfg) == (EMA.model, EMA.train)
+    return tiny_run
 
 
 def test_resume_equals_uninterrupted_here_and_in_a_fresh_process(full, tmp_path):
@@ -235,11 +237,9 @@ def test_auto_xla_is_off_on_cpu(tmp_path):
     assert make(tmp_path, tiny_cfg(jit_compile=None)).jit_compile is False
 
 
-def test_checkpoints_and_summaries_written(tmp_path):
-    cfg = tiny_cfg(train__ema_decay=0.5, train__lr_decay_start=1)
-    trainer = make(tmp_path, cfg)
-    trainer.fit()
-    run = tmp_path / "run"
+def test_checkpoints_and_summaries_written(full):
+    trainer = full  # ema_decay=0.5, lr_decay_start=1, 4 steps
+    run = pathlib.Path(trainer.workdir)
     assert tf.train.latest_checkpoint(str(run / "checkpoints")).endswith("-4")
     assert any(f.startswith("events") for f in os.listdir(run / "tensorboard"))
     # linear decay from step 1 towards 0 at step 4: the last update (step index 3) used 1/3

@@ -41,6 +41,10 @@ class TrainCfg:
     keep_checkpoints: int = 2
 
 
+# The session's one tiny trained run (tests/sngan/conftest.py): 4 steps with an EMA generator
+# and a decaying learning rate, so that resuming it must restore every kind of state.
+TINY_RUN_TRAIN = TrainCfg(ema_decay=0.5, lr_decay_start=1)
+
 # The study's three preset models (experiments/config.py; tests/experiments/test_config.py
 # checks that these stay equal to the presets).
 PRESET_MODELS = {
