@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Set up (idempotent) and run the test suite: what CI runs. About 5 minutes on 2 CPU cores.
-#   scripts/test.sh            every test, the slow ones (~1 min: real Fashion-MNIST training
-#                              and the full test split through the classifier) included
-#   scripts/test.sh --fast     only the fast tests (as plain `pytest` does)
-#   scripts/test.sh -- ARGS    extra pytest arguments (e.g. -- -k metrics)
+# Set up (idempotent), lint with ruff, and run the tests. CI (.ci/run) runs both selections:
+#   scripts/test.sh            the fast tests: every test not marked slow (as plain `pytest`)
+#   scripts/test.sh --slow     only the tests marked slow (real Fashion-MNIST training, sweeps
+#                              killed and resumed in subprocesses, full-size evaluations)
+#   scripts/test.sh --all      every test
+#   scripts/test.sh --fast     the same as no option
+#   scripts/test.sh [OPTION] -- ARGS   extra pytest arguments (e.g. --all -- -k metrics)
+# Exits non-zero when pytest selects no test at all (its exit status 5).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+marks=(-m "not slow")
+case "${1:-}" in
+  --fast) shift ;;
+  --slow) marks=(-m "slow"); shift ;;
+  --all) marks=(-m "slow or not slow"); shift ;;
+esac
+[ "${1:-}" = "--" ] && shift
 bash scripts/setup.sh
 VENV="${SNGAN_VENV:-$ROOT/.venv}"
-marks=(-m "slow or not slow")
-if [ "${1:-}" = "--fast" ]; then marks=(-m "not slow"); shift; fi
-[ "${1:-}" = "--" ] && shift
 export TF_CPP_MIN_LOG_LEVEL=2 PYTHONHASHSEED=0
 echo "ruff: lint (settings in pyproject.toml)"
 "$VENV/bin/ruff" check .
