@@ -223,14 +223,14 @@ def cmd_train_classifier(args):
 
 
 def cmd_noise_scale(args):
-    from experiments.running import noise_scale
-    cfg = preflight.check_run(noise_scale.run_config(args.preset, _overrides(args), args.steps))
-    with noise_scale.work_dir(args.out) as out:
+    from experiments.running import noise_scale_run
+    cfg = preflight.check_run(noise_scale_run.run_config(args.preset, _overrides(args), args.steps))
+    with noise_scale_run.work_dir(args.out) as out:
         replicator, out = _own(out, args, cfg.train.replicator)
-        result = noise_scale.measure(cfg, args.steps or cfg.train.steps, out, replicator)
-    print(noise_scale.describe(result))
+        result = noise_scale_run.measure(cfg, args.steps or cfg.train.steps, out, replicator)
+    print(noise_scale_run.describe(result))
     if args.save:
-        noise_scale.save(args.save, result, "python -m experiments " + shlex.join(args.argv))
+        noise_scale_run.save(args.save, result, "python -m experiments " + shlex.join(args.argv))
     return 0 if result["diverged_at"] is None else 2
 
 

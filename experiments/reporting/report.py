@@ -12,7 +12,7 @@ import os
 
 from common import files
 from experiments import records
-from experiments.reporting import analysis, noise_scale, plots, summary, tables
+from experiments.reporting import analysis, critical_batch, plots, summary, tables
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def write_report(sweep_dir: str) -> dict:
     sections = [tables.markdown_table(rows, table_points, preset),
                 analysis.analysis_markdown(result)]
     # further sections (each a Markdown string starting with '## ') are appended here
-    sections.append(noise_scale.noise_scale_markdown(points, rows, sweep_dir, out))
+    sections.append(critical_batch.critical_batch_markdown(points, rows, sweep_dir, out))
     md = "\n".join(sections)
     files.atomic_write_text(os.path.join(out, "table.md"), md)
     files.atomic_write_text(os.path.join(out, "table.csv"), tables.csv_table(rows))

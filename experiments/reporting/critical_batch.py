@@ -162,7 +162,7 @@ def figure(found: list[dict], path: str) -> None:
     grids.save_figure(fig, path)
 
 
-def noise_scale_markdown(points: list[Point], rows: list[dict], sweep_dir: str,
+def critical_batch_markdown(points: list[Point], rows: list[dict], sweep_dir: str,
                          out_dir: str) -> str:
     """The section (a Markdown string starting with '## '); writes its figure into out_dir."""
     found = measurements(points, sweep_dir)

@@ -12,7 +12,7 @@ from experiments import records
 from experiments.config import ConfigError
 from experiments.configs import preset
 from experiments.records import Scores
-from experiments.running import noise_scale, point
+from experiments.running import noise_scale_run, point
 from sngan.sampling import Sampler
 
 TINY = {"model.g_ch": 8, "model.d_ch": 8, "model.z_dim": 16, "train.global_batch_size": 8,
@@ -21,17 +21,17 @@ TINY = {"model.g_ch": 8, "model.d_ch": 8, "model.z_dim": 16, "train.global_batch
 
 
 def test_run_config_keeps_the_schedule_and_stops_early():
-    cfg = noise_scale.run_config("fashion_mnist_reference", {"train.steps": 250,
+    cfg = noise_scale_run.run_config("fashion_mnist_reference", {"train.steps": 250,
                                                              "train.global_batch_size": 512}, 250)
     assert (cfg.train.steps, cfg.train.lr_decay_start) == (1000, 500)  # the reference schedule
     assert cfg.train.global_batch_size == 512
-    longer = noise_scale.run_config("fashion_mnist", {}, 300)
+    longer = noise_scale_run.run_config("fashion_mnist", {}, 300)
     assert longer.train.steps == 300  # the preset's 200-step schedule stretched to the run
-    assert longer.train.noise_scale_every == noise_scale.MEASURE_EVERY  # measures more often
+    assert longer.train.noise_scale_every == noise_scale_run.MEASURE_EVERY  # measures more often
     with pytest.raises(ConfigError, match="noise_scale_every > 0"):
-        noise_scale.run_config("fashion_mnist", {"train.noise_scale_every": 0}, 100)
+        noise_scale_run.run_config("fashion_mnist", {"train.noise_scale_every": 0}, 100)
     with pytest.raises(ConfigError, match="fewer than 2 measurements"):
-        noise_scale.run_config("fashion_mnist", {"train.noise_scale_every": 10}, 19)
+        noise_scale_run.run_config("fashion_mnist", {"train.noise_scale_every": 10}, 19)
 
 
 def estimate(b, low, high, mean=None, std=None):
@@ -45,7 +45,7 @@ def test_describe_states_estimate_interval_and_prediction():
                   noise_scale=dict(every=10, source="2 slices of the batch",
                                    d=estimate(21.4, 15.2, 30.9, 22.0, 3.0),
                                    g=estimate(None, None, None)))
-    text = noise_scale.describe(result)
+    text = noise_scale_run.describe(result)
     assert "batch 64, 250 steps" in text
     assert "last 12 measurements (from step 130), every 10 steps" in text
     assert "B_simple(D) = 21  [95% CI 15, 31], smoothed 22 ± 3; predicted critical batch ~ 16" \
@@ -53,8 +53,8 @@ def test_describe_states_estimate_interval_and_prediction():
     assert "B_simple(G): undefined" in text
     result["noise_scale"]["g"] = estimate(300.0, 120.0, None)
     assert "B_simple(G) = 300  [95% CI 120, unbounded]; predicted critical batch ~ 256" \
-        in noise_scale.describe(result)
-    assert "no measurement" in noise_scale.describe(dict(result, noise_scale=None))
+        in noise_scale_run.describe(result)
+    assert "no measurement" in noise_scale_run.describe(dict(result, noise_scale=None))
 
 
 @pytest.fixture
@@ -65,20 +65,20 @@ def synthetic(monkeypatch):
 
 @pytest.mark.slow  # two tiny trainings
 def test_a_short_run_measures_both_players_and_resumes(tmp_path, synthetic):
-    cfg = noise_scale.run_config("fashion_mnist", dict(TINY), 4)
+    cfg = noise_scale_run.run_config("fashion_mnist", dict(TINY), 4)
     replicator = replication.make_replicator("default")
     out = str(tmp_path / "run")
-    first = noise_scale.measure(cfg, 4, out, replicator)
+    first = noise_scale_run.measure(cfg, 4, out, replicator)
     assert first["steps"] == 4 and first["series"]["d"]["steps"] == [1, 2, 3, 4]
     ns = first["noise_scale"]
     assert ns["d"]["measurements"] == 2 and ns["d"]["window_start"] == 3
     assert ns["batches"] == {"d": [4, 8], "g": [4, 8]} and ns["source"].startswith("2 slices")
-    cfg6 = noise_scale.run_config("fashion_mnist", dict(TINY), 6)
-    resumed = noise_scale.measure(cfg6.replace(train=cfg.train), 6, out, replicator)
+    cfg6 = noise_scale_run.run_config("fashion_mnist", dict(TINY), 6)
+    resumed = noise_scale_run.measure(cfg6.replace(train=cfg.train), 6, out, replicator)
     assert resumed["series"]["d"]["steps"] == [1, 2, 3, 4, 5, 6]
     assert resumed["series"]["d"]["g2"][:4] == first["series"]["d"]["g2"]
     path = str(tmp_path / "bs0008.json")
-    noise_scale.save(path, resumed, "python -m experiments noise-scale --steps 6")
+    noise_scale_run.save(path, resumed, "python -m experiments noise-scale --steps 6")
     with open(path) as f:
         saved = json.load(f)
     assert saved["command"].endswith("--steps 6") and saved["noise_scale"] == \

@@ -8,7 +8,7 @@ import pytest
 from fake_results import make_point
 
 from experiments import records
-from experiments.reporting import noise_scale as ns
+from experiments.reporting import critical_batch as ns
 
 V2_IS = {8: 2.812, 16: 2.665, 32: 3.166, 64: 3.738, 128: 4.264, 256: 5.126, 512: 5.582}
 
@@ -61,7 +61,7 @@ def test_comparison_says_plainly_whether_they_agree():
 
 def test_section_without_measurements_is_one_line(tmp_path):
     points = [make_point(64, 0, 4.0, 40.0), make_point(512, 0, 6.0, 20.0)]
-    md = ns.noise_scale_markdown(points, rows({64: 4.0, 512: 6.0}), str(tmp_path),
+    md = ns.critical_batch_markdown(points, rows({64: 4.0, 512: 6.0}), str(tmp_path),
                                  str(tmp_path / "report"))
     body = [line for line in md.splitlines()[1:] if line]
     assert md.startswith("## ") and len(body) == 1 and "no noise-scale measurements" in body[0]
@@ -79,7 +79,7 @@ def test_section_with_saved_runs_and_measured_points(tmp_path):
     measured = make_point(64, 0, 4.0, 40.0)
     measured = records.Point(measured.dir, measured.config, measured.record.replace(
         noise_scale=records.NoiseScale.from_dict(summary(20.0, None))), measured.history)
-    md = ns.noise_scale_markdown([measured, make_point(512, 0, 6.0, 20.0)],
+    md = ns.critical_batch_markdown([measured, make_point(512, 0, 6.0, 20.0)],
                                  rows({64: 4.0, 512: 6.0}), str(tmp_path),
                                  str(tmp_path / "report"))
     table = [line for line in md.splitlines() if line.startswith("| 64") or
