@@ -36,6 +36,22 @@ CONFIGS = {
 }
 
 
+@pytest.fixture(scope="module")
+def built():
+    """`built(name)`: the generator and discriminator of CONFIGS[name], built once per module
+    (building costs more than running them). For tests that only read shapes and counts:
+    a test that needs untouched weights or statistics builds its own."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cfg = CONFIGS[name]
+            cache[name] = models.build_generator(cfg), models.build_discriminator(cfg)
+        return cache[name]
+
+    return get
+
+
 def _inputs(cfg, batch, seed=0):
     z = tf.random.stateless_normal([batch, cfg.z_dim], seed=[seed, 0])
     labels = tf.constant(np.arange(batch) % max(cfg.num_classes, 1), tf.int32) \
@@ -70,9 +86,9 @@ def expected_d_params(cfg):
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_output_shapes_and_ranges(name):
+def test_output_shapes_and_ranges(name, built):
     cfg = CONFIGS[name]
-    g, d = models.build_generator(cfg), models.build_discriminator(cfg)
+    g, d = built(name)
     z, labels = _inputs(cfg, 3)
     r, c = cfg.resolution, cfg.image_channels
     for training in (True, False):
@@ -101,19 +117,19 @@ def test_full_imagenet128_parameter_counts():
     assert d.embed.kernel.shape == (1000, 1024)
 
 
-def test_preset_parameter_counts():
+def test_preset_parameter_counts(built):
     counts = {}
     for name in ("fashion_mnist", "cifar10"):
-        cfg = PRESET_MODELS[name]
-        counts[name] = (models.count_params(models.build_generator(cfg)),
-                        models.count_params(models.build_discriminator(cfg)))
+        assert CONFIGS[name] == PRESET_MODELS[name]
+        g, d = built(name)
+        counts[name] = (models.count_params(g), models.count_params(d))
     print(counts)
     assert counts == {"fashion_mnist": (96_129, 66_528), "cifar10": (4_304_387, 1_055_104)}
 
 
-def test_unconditional_variant_needs_no_labels():
+def test_unconditional_variant_needs_no_labels(built):
     cfg = CONFIGS["unconditional32"]
-    g, d = models.build_generator(cfg), models.build_discriminator(cfg)
+    g, d = built("unconditional32")
     images = g(tf.random.normal([2, cfg.z_dim]), training=True)
     assert d(images).shape == (2,)
     assert d.embed is None and not any(isinstance(l, SNEmbedding) for l in d.sn_layers)

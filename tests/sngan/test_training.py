@@ -82,6 +82,7 @@ def full(tiny_run):
     return tiny_run
 
 
+@pytest.mark.slow  # starts TensorFlow in a second process and traces three trainers
 def test_resume_equals_uninterrupted_here_and_in_a_fresh_process(full, tmp_path):
     expected = state(full)
     assert int(expected["step"]) == 4

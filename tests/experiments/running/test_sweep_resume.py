@@ -77,6 +77,7 @@ def uninterrupted(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # four sweeps in fresh processes; the corrupt-metrics test stays fast
 def test_killed_sweep_resumes_to_the_same_table(uninterrupted, tmp_path):
     out = tmp_path / "killed"
     run_and_kill(out, "eval step 2")      # mid-point: after the step-2 checkpoint

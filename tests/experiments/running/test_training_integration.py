@@ -46,6 +46,7 @@ def test_resume_with_changed_config_is_refused(tmp_path):
         == tiny_cfg(train__log_every=7)
 
 
+@pytest.mark.slow  # traces a 1- and a 4-replica trainer, the classifier and three samplers
 def test_training_and_sampling_do_not_depend_on_replica_count(tmp_path):
     cfg = tiny_cfg(train__steps=2)
     one = make(tmp_path, cfg, "default", name="one")
