@@ -18,6 +18,7 @@ import os
 from collections import defaultdict
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -115,16 +116,18 @@ def comparison(found: list[dict], rows: list[dict]) -> str:
               "two-player game whose players' gradients change each other's loss, so B_simple "
               "of D and of G are each a one-player reading of a two-player game. The sweep "
               "trains equal steps, so a larger batch also sees more images; the paper's critical "
-              "batch is where the steps to a target loss stop halving.")
+              "batch is where the steps to a target loss stop halving, and it finds B_noise "
+              "growing as training proceeds, so a measurement taken early predicts low.")
     if not predicted:
         return ("No prediction: no measurement gave a positive |G|^2 over its window. " + caveat)
     span = (f"{predicted[0]}" if len(predicted) == 1
             else f"between {predicted[0]} and {predicted[-1]}")
+    from_span = f"batch {span}" if len(predicted) == 1 else f"a batch {span}"
     if measured is None and "largest batch" in how:
         largest = max(r["batch"] for r in rows)
         verdict = (f"They do not contradict each other: {how}, and the prediction is within "
                    "one doubling of it or beyond." if predicted[-1] * 2 >= largest else
-                   f"They disagree: the noise scale predicts diminishing returns from {span}, "
+                   f"They disagree: the noise scale predicts diminishing returns from {from_span}, "
                    f"but {how}.")
     elif measured is None:
         verdict = f"The sweep cannot test it: {how}."
@@ -153,6 +156,8 @@ def figure(found: list[dict], path: str) -> None:
                 ax.plot(*zip(*xy), color=cmap(i / max(len(sizes) - 1, 1)),
                         label=f"batch {batch}")
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("generator steps")
         ax.set_title(f"{NAMES[player]}: B_simple = tr(Σ)/|G|² (EMA)")
         ax.grid(alpha=0.3)
