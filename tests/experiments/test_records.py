@@ -167,3 +167,18 @@ def test_missing_files_read_as_absent(tmp_path):
 def test_finite():
     assert records.finite(1) and records.finite(2.5)
     assert not any(records.finite(x) for x in (None, float("nan"), float("inf"), "1"))
+
+
+def test_interruptions_accumulate_across_runs_and_default_to_none(tmp_path, caplog):
+    assert records.read_interruptions(str(tmp_path)) == {"preempted_at": [], "resumed_from": []}
+    records.add_interruption(str(tmp_path), "resumed_from", 2)  # after a SIGKILL at step 3
+    records.add_interruption(str(tmp_path), "preempted_at", 5)
+    records.add_interruption(str(tmp_path), "resumed_from", 5)
+    seen = records.read_interruptions(str(tmp_path))
+    assert seen == {"preempted_at": [5], "resumed_from": [2, 5]}
+    record = PointRecord.from_dict({**raw_record(), **seen})
+    assert (record.preempted_at, record.resumed_from) == ([5], [2, 5])
+    (tmp_path / records.INTERRUPTIONS).write_text("[5")  # torn: ignored, logged
+    with caplog.at_level(logging.WARNING):
+        assert records.read_interruptions(str(tmp_path))["preempted_at"] == []
+    assert "corrupt" in caplog.text

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from replication.launch import LaunchError, launch_workers, main
+from replication.launch import PREEMPTED_EXIT_CODE, LaunchError, launch_workers, main
 
 PY = sys.executable
 # A worker that ignores SIGTERM and parks a grandchild, like a TF worker waiting for its peer.
@@ -64,3 +64,39 @@ def test_command_line_returns_the_failing_workers_exit_code():
     ok = [PY, "-c", "print('hi')"]
     assert main(["-n", "2", "--timeout", "60", "--", *ok]) == 0
     assert main(["-n", "2", "--timeout", "60", "--", PY, "-c", "import sys; sys.exit(5)"]) == 5
+
+
+def test_slurm_stand_in_sets_what_srun_sets_for_one_node():
+    script = ("import json, os; print(json.dumps({k: v for k, v in os.environ.items() "
+              "if k.startswith('SLURM') or k == 'TF_CONFIG'}))")
+    results = launch_workers([PY, "-c", script], 2, timeout_s=60, cluster="slurm",
+                             env={"TF_CONFIG": "{}", "SLURM_JOB_ID": "1"})  # the parent's: dropped
+    envs = [json.loads(r.stdout) for r in results]
+    assert [(e["SLURM_PROCID"], e["SLURM_LOCALID"]) for e in envs] == [("0", "0"), ("1", "1")]
+    assert all("TF_CONFIG" not in e for e in envs)
+    first, last = map(int, envs[0]["SLURM_STEP_RESV_PORTS"].split("-"))
+    assert last == first + 1
+    for e in envs:
+        assert (e["SLURM_STEP_NODELIST"], e["SLURM_STEP_TASKS_PER_NODE"],
+                e["SLURM_STEP_NUM_TASKS"], e["SLURM_NTASKS"], e["SLURM_JOB_ID"]) == \
+            ("localhost", "2", "2", "2", "4242")
+
+
+def test_a_preempted_worker_does_not_stop_its_peers(tmp_path):
+    """Its peers are saving the same step: they must be let finish, not killed."""
+    script = ("import json, os, sys, time\n"
+              "i = json.loads(os.environ['TF_CONFIG'])['task']['index']\n"
+              f"done = os.path.join({str(tmp_path)!r}, 'worker0_exited')\n"
+              f"if i == 0: open(done, 'w').close(); sys.exit({PREEMPTED_EXIT_CODE})\n"
+              "while not os.path.exists(done): time.sleep(0.01)\n"
+              "time.sleep(0.5)  # still saving after worker 0 exited\n"
+              f"sys.exit({PREEMPTED_EXIT_CODE})")
+    results = launch_workers([PY, "-c", script], 2, timeout_s=120)  # check=True: no raise
+    assert all(r.preempted and not r.killed for r in results)
+    assert main(["-n", "2", "--timeout", "60", "--", PY, "-c",
+                 f"import sys; sys.exit({PREEMPTED_EXIT_CODE})"]) == PREEMPTED_EXIT_CODE
+
+
+def test_the_launcher_knows_the_preempted_status_without_tensorflow():
+    from replication import preemption
+    assert PREEMPTED_EXIT_CODE == preemption.PREEMPTED_EXIT_CODE == 199

@@ -266,3 +266,37 @@ def test_generator_update_can_draw_a_larger_batch(tmp_path):
     trainer.fit()
     # D updates draw the batch of 8, the G update twice it (20: the summary's sample grid)
     assert {8, 16} <= set(seen) and set(seen) - {8, 16} == {20}
+
+
+class PreemptAt:
+    """Stands in for replication.PreemptionWatcher: the workers 'agreed' on step `step`."""
+
+    def __init__(self, step: int, events: list):
+        self.step, self.events = step, events
+
+    def after_step(self, save):
+        self.events.append("after_step")
+        if self.events.count("after_step") == self.step:
+            raise replication.Preempted(save())
+
+
+@pytest.mark.slow  # traces three trainers
+def test_a_preemption_saves_after_the_steps_evaluation_and_resumes_exactly(full, tmp_path):
+    expected = {  # checkpoint_every=2: step 2's periodic checkpoint is not written twice
+        3: ["eval 1", "after_step", "save", "eval 2", "after_step", "eval 3", "after_step",
+            "save"],
+        2: ["eval 1", "after_step", "save", "eval 2", "after_step"]}
+    for stop, sequence in expected.items():
+        events = []
+        part = make(tmp_path, EMA, name=f"part{stop}")
+        part.replicator.preemption = PreemptAt(stop, events)
+        save = part.save
+        part.save = lambda: events.append("save") or save()
+        with pytest.raises(replication.Preempted) as err:
+            part.fit(eval_callback=lambda trainer, step: events.append(f"eval {step}"))
+        assert err.value.step == stop and events == sequence
+        assert checkpoint_files(tmp_path / f"part{stop}", stop)
+    resumed = make(tmp_path, EMA, name="part3")  # a watcher only where the CLI sets one
+    assert resumed.restored_step == 3 and resumed.replicator.preemption is None
+    assert resumed.fit().steps == 4
+    assert_same_state(state(full), state(resumed))
