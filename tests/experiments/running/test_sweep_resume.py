@@ -77,7 +77,7 @@ def uninterrupted(tmp_path_factory):
     return out
 
 
-@pytest.mark.slow  # four sweeps in fresh processes; the corrupt-metrics test stays fast
+@pytest.mark.slow  # four more sweeps in fresh processes
 def test_killed_sweep_resumes_to_the_same_table(uninterrupted, tmp_path):
     out = tmp_path / "killed"
     run_and_kill(out, "eval step 2")      # mid-point: after the step-2 checkpoint
@@ -171,6 +171,7 @@ def test_killed_at_random_moments_the_sweep_loses_nothing(uninterrupted, tmp_pat
     print("faults:", kills)
 
 
+@pytest.mark.slow  # the uninterrupted sweep it repairs runs in a fresh process
 def test_corrupt_metrics_are_recomputed(uninterrupted):
     before = summary(uninterrupted)
     path = uninterrupted / "points" / "bs0008_seed0" / "metrics.json"
