@@ -106,38 +106,46 @@ def table(found: list[dict]) -> list[str]:
     return lines
 
 
+def _judge(predicted: list[int], rows: list[dict], measured: int | None, how: str) -> str:
+    """How one player's predicted critical batches fare against the sweep's."""
+    if not predicted:
+        return "gives no prediction (no positive |G|^2 over its window)"
+    if measured is None and "largest batch" in how:
+        if predicted[-1] * 2 >= max(r["batch"] for r in rows):
+            return "does not contradict it (within one doubling of the largest batch, or beyond)"
+        return "disagrees: it puts diminishing returns well below the largest batch"
+    if measured is None:
+        return "cannot be tested by this sweep"
+    if predicted[0] / 2 <= measured <= predicted[-1] * 2:
+        return "agrees (within one doubling)"
+    return "disagrees (more than one doubling away)"
+
+
+def _span(predicted: list[int]) -> str:
+    if not predicted:
+        return "none"
+    return str(predicted[0]) if len(predicted) == 1 else f"{predicted[0]} to {predicted[-1]}"
+
+
 def comparison(found: list[dict], rows: list[dict]) -> str:
-    """The paragraph: prediction against the sweep's measured gains, disagreement said plainly."""
-    predicted = [predicted_critical_batch(m["summary"][p].get("b_simple"))
-                 for m in found for p in PLAYERS]
-    predicted = sorted({c for c in predicted if c})
+    """The paragraph: each player's prediction against the sweep's measured gains, agreement or
+    disagreement said plainly, with the caveats."""
     measured, how = measured_critical_batch(rows)
+    predicted = {p: sorted({c for m in found if (c := predicted_critical_batch(
+        m["summary"][p].get("b_simple")))}) for p in PLAYERS}
+    found_text = f"so the measured critical batch is {measured}" if measured else ""
+    text = (f"Measured: {how}{', ' + found_text if found_text else ''}. Predicted (the power of "
+            f"two nearest B_simple, per run): D {_span(predicted['d'])}, G "
+            f"{_span(predicted['g'])}. D's prediction "
+            f"{_judge(predicted['d'], rows, measured, how)}; G's "
+            f"{_judge(predicted['g'], rows, measured, how)}.")
     caveat = ("The paper's derivation assumes one loss minimised by SGD; GAN training is a "
               "two-player game whose players' gradients change each other's loss, so B_simple "
               "of D and of G are each a one-player reading of a two-player game. The sweep "
               "trains equal steps, so a larger batch also sees more images; the paper's critical "
               "batch is where the steps to a target loss stop halving, and it finds B_noise "
               "growing as training proceeds, so a measurement taken early predicts low.")
-    if not predicted:
-        return ("No prediction: no measurement gave a positive |G|^2 over its window. " + caveat)
-    span = (f"{predicted[0]}" if len(predicted) == 1
-            else f"between {predicted[0]} and {predicted[-1]}")
-    from_span = f"batch {span}" if len(predicted) == 1 else f"a batch {span}"
-    if measured is None and "largest batch" in how:
-        largest = max(r["batch"] for r in rows)
-        verdict = (f"They do not contradict each other: {how}, and the prediction is within "
-                   "one doubling of it or beyond." if predicted[-1] * 2 >= largest else
-                   f"They disagree: the noise scale predicts diminishing returns from {from_span}, "
-                   f"but {how}.")
-    elif measured is None:
-        verdict = f"The sweep cannot test it: {how}."
-    else:
-        agree = predicted[0] / 2 <= measured <= predicted[-1] * 2
-        verdict = (f"They {'agree' if agree else 'disagree'}: {how}, so the measured critical "
-                   f"batch is {measured}, {'within' if agree else 'outside'} one doubling of "
-                   "the prediction.")
-    return (f"The noise scale predicts a critical batch {span} (nearest power of two to "
-            f"B_simple, per player and run). {verdict} {caveat}")
+    return f"{text} {caveat}"
 
 
 def figure(found: list[dict], path: str) -> None:

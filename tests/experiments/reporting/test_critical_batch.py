@@ -43,20 +43,22 @@ def test_measured_critical_batch_is_where_the_gain_falls_below_half_its_peak():
     assert ns.measured_critical_batch(rows({8: 3.0, 16: 2.0}))[0] is None
 
 
-def test_comparison_says_plainly_whether_they_agree():
+def test_comparison_says_plainly_whether_each_player_agrees():
     falls_at_32 = rows({8: 1.0, 16: 2.0, 32: 3.0, 64: 3.2, 128: 3.3})
     agree = ns.comparison([dict(summary=summary(20.0, 40.0))], falls_at_32)
-    assert "predicts a critical batch between 16 and 32" in agree
-    assert "They agree" in agree and "measured critical batch is 32" in agree
+    assert "so the measured critical batch is 32" in agree
+    assert "Predicted (the power of two nearest B_simple, per run): D 16, G 32." in agree
+    assert "D's prediction agrees (within one doubling); G's agrees" in agree
     assert "two-player game" in agree and "one loss" in agree
-    disagree = ns.comparison([dict(summary=summary(500.0, 700.0))], falls_at_32)
-    assert "They disagree" in disagree and "outside one doubling" in disagree
+    two_runs = [dict(summary=summary(20.0, 500.0)), dict(summary=summary(10.0, 700.0))]
+    mixed = ns.comparison(two_runs, falls_at_32)
+    assert "D 8 to 16, G 512" in mixed
+    assert "D's prediction agrees" in mixed and "G's disagrees (more than one doubling" in mixed
     # v2 keeps gaining up to 512: a prediction of 16 is contradicted, one of 512 is not
-    assert "They disagree" in ns.comparison([dict(summary=summary(20.0, 20.0))], rows(V2_IS))
-    assert "do not contradict" in ns.comparison([dict(summary=summary(400.0, 600.0))],
-                                                rows(V2_IS))
-    assert ns.comparison([dict(summary=summary(None, None))], rows(V2_IS)).startswith(
-        "No prediction")
+    v2 = ns.comparison([dict(summary=summary(5.0, 400.0))], rows(V2_IS))
+    assert "D's prediction disagrees: it puts diminishing returns well below" in v2
+    assert "G's does not contradict it" in v2
+    assert "D none, G none" in ns.comparison([dict(summary=summary(None, None))], rows(V2_IS))
 
 
 def test_section_without_measurements_is_one_line(tmp_path):
