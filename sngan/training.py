@@ -104,7 +104,7 @@ class GANTrainer:
         replicator.per_replica_batch(self.micro_batch)  # clear error if not divisible
         # B_simple every noise_scale_every steps (sngan/noise_scale.py); None when off
         self.noise_scale, self._noise_splits = gradient_noise.tracker_for(
-            getattr(train_cfg, "noise_scale_every", 0), replicator.num_replicas,
+            train_cfg.noise_scale_every, replicator.num_replicas,
             train_cfg.grad_accumulation, self.global_batch, self.g_batch_multiplier)
         self.num_classes = model_cfg.num_classes
         os.makedirs(workdir, exist_ok=True)

@@ -16,7 +16,9 @@ from experiments.records import PointRecord
 from sngan import options
 
 RESUMABLE_FIELDS = {"train.log_every", "train.summary_every", "train.checkpoint_every",
-                    "train.keep_checkpoints", "train.replicator", "eval.every"}
+                    "train.keep_checkpoints", "train.replicator", "eval.every",
+                    # measuring leaves the update as it is (tests/sngan/test_gradient_noise.py)
+                    "train.noise_scale_every"}
 CHECKPOINTS = options.CHECKPOINTS  # where the trainer keeps its checkpoints in a run directory
 
 

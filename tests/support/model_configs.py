@@ -32,6 +32,7 @@ class TrainCfg:
     ema_decay: float | None = None
     grad_accumulation: int = 1
     g_batch_multiplier: int = 1
+    noise_scale_every: int = 0  # off: these tests check the plain step
     replicator: str = "default"
     jit_compile: bool | None = None
     seed: int = 0
