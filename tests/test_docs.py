@@ -315,6 +315,12 @@ SCRIPTS_WITHOUT_FORWARDING = {
     "scripts/setup.sh": lambda args: [f"scripts/setup.sh takes no arguments: {args}"] * bool(args),
     "scripts/render_notebook.sh":
         lambda args: [f"scripts/render_notebook.sh takes no arguments: {args}"] * bool(args),
+    # cluster examples: the commands inside them are dry-parsed by
+    # tests/replication/test_cluster_examples.py
+    "scripts/slurm_sweep.sbatch":
+        lambda args: [f"scripts/slurm_sweep.sbatch is submitted as is: {args}"] * bool(args),
+    "scripts/k8s/tfjob_sweep.yaml":
+        lambda args: [f"scripts/k8s/tfjob_sweep.yaml is applied as is: {args}"] * bool(args),
 }
 
 
