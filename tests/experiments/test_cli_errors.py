@@ -4,8 +4,8 @@ on stderr, no traceback, nothing changed on disk, and (for input errors) no Tens
 Not covered: a classifier whose weights do not match their recorded hash. The classifier's
 weights path is not configurable (no option or environment variable points at another copy),
 and the test must not tamper with the shipped asset; the same WeightsError path is exercised
-below with a point's generator weights, and in tests/experiments/evaluation/test_classifiers.py
-in-process.
+below with a point's generator weights, and in
+tests/experiments/evaluation/classifiers/test_fashion_mnist.py in-process.
 """
 import hashlib
 import os
