@@ -12,13 +12,12 @@ import os
 import shlex
 import sys
 
-from common import logs, quiet_tf
+from common import logs
 from common.errors import UserError
 from experiments import config as config_lib
 from experiments import configs, preflight
-from experiments.running import lock
+from experiments.running import lock, run_dir, sweep_dir
 from replication.preemption import PREEMPTED_EXIT_CODE, Preempted
-from replication.specs import parse_spec
 
 DEFAULT_OUT = "runs/batch_size_sweep"
 
@@ -81,46 +80,23 @@ def _config_from_args(args, check_data: bool = True) -> config_lib.RunConfig:
     return preflight.check_run(cfg) if check_data else cfg
 
 
-def _replicator(spec: str):
-    """Configure logical CPUs before TensorFlow starts, then build the replicator."""
-    import replication
-    parsed = parse_spec(spec)
-    if parsed.kind == "cpu" and parsed.count:
-        replication.configure_logical_cpus(parsed.count)
-    quiet_tf.import_tensorflow(start_runtime=not parsed.multi_worker)
-    return replication.make_replicator(spec)
-
-
-def _own(out: str, args, spec: str):
-    """(replicator, directory this process writes), `out` locked (lock.own_output)."""
-    command = "python -m experiments " + shlex.join(args.argv)
-    return lock.own_output(out, command, spec, _replicator)
-
-
 def cmd_sweep(args):
-    from experiments.running.sweep import named_spec
+    from experiments.running.sweep import dry_run, named_spec, run_sweep
     axes = dict(batch_sizes=args.batch_sizes, seeds=args.seeds, lr_scaling=args.lr_scaling,
                 budget=args.budget, arm=args.arm)
     spec = named_spec(args.preset, args.sweep, {k: v for k, v in axes.items() if v is not None},
                       _overrides(args))
     print(spec.describe(args.out), flush=True)
     if args.dry_run:
-        for name, cfg in spec.points():
-            print(name, cfg.train.steps, cfg.train.g_lr)
-        if args.calibrate:
-            from experiments.evaluation.evaluator import Evaluator
-            from experiments.running.calibration import estimate_sweep
-            replicator = _replicator(spec.base.train.replicator)
-            print("\n".join(estimate_sweep(spec, args.out, replicator, Evaluator).lines()))
+        for line in dry_run(spec, args.out, args.calibrate):
+            print(line)
         return 0
-    from experiments.running import sweep_dir
     if not args.start_over:
         sweep_dir.check(args.out, spec.to_dict())  # before TensorFlow starts and the lock
-    replicator, out = _own(args.out, args, spec.base.train.replicator)
+    replicator, out = lock.own_output(args.out, args.invocation, spec.base.train.replicator)
     replicator.watch_preemption()  # SIGTERM: every worker checkpoints the same step, exits
     from experiments.evaluation.evaluator import Evaluator
     from experiments.reporting.report import write_report
-    from experiments.running.sweep import run_sweep
     run_sweep(spec, out, replicator, Evaluator(spec.base), calibrate=args.calibrate,
               restart=args.start_over)
     write_report(out)
@@ -130,69 +106,42 @@ def cmd_sweep(args):
 def cmd_train(args):
     cfg = _config_from_args(args)
     out = args.out or os.path.join("runs", f"{cfg.preset}_bs{cfg.train.global_batch_size}")
-    from experiments.running import run_dir
     run_dir.check(out, cfg)  # before TensorFlow starts and the lock; run_point claims it
-    replicator, out = _own(out, args, cfg.train.replicator)
+    replicator, out = lock.own_output(out, args.invocation, cfg.train.replicator)
     replicator.watch_preemption()  # SIGTERM: every worker checkpoints the same step, exits
     from experiments.evaluation.evaluator import Evaluator
-    from experiments.running.point import run_point
+    from experiments.running.point import run_point, summary
     record = run_point(cfg, out, replicator, Evaluator(cfg))
-    print(json.dumps(dict(status=record.status, steps=record.steps,
-                          images_seen=record.images_seen,
-                          train_wall_time_s=record.train_wall_time_s), indent=2))
-    if record.status == "done":
-        s = record.final
-        print(f"IS {s.is_mean:.3f} ± {s.is_std:.3f}  FID {s.fid:.3f}  KID {s.kid_mean:.5f}")
+    print(summary(record))
     return 0 if record.status == "done" else 2
 
 
 def cmd_evaluate(args):
     from experiments import records, toolbox
     cfg = toolbox.rescoring_config(args.run, args.protocol, args.bn_mode, args.replicator)
-    replicator, _ = _own(args.run, args, args.replicator or cfg.train.replicator)
+    spec = args.replicator or cfg.train.replicator
+    replicator, _ = lock.own_output(args.run, args.invocation, spec)
     key = toolbox.rescore(args.run, cfg, replicator)
     print(f"wrote evaluations[{key!r}] to {os.path.join(args.run, records.METRICS)}")
     return 0
 
 
-def _loaded_generator(args):
-    from experiments import toolbox
-    toolbox.loadable(args.run, args.step)  # before TensorFlow starts
-    return toolbox.load_generator(args.run, _replicator("default"), args.step)
-
-
 def cmd_sample(args):
     from experiments import toolbox
-    toolbox.check_writable(args.out, (".png", ".pdf", ".npz"))
-    loaded = _loaded_generator(args)
-    classes = toolbox.check_classes(args.classes, loaded.config.model.num_classes)
-    bn_mode = args.bn_mode or loaded.config.eval.bn_mode
-    images, labels = toolbox.sample_grid(loaded, classes, args.n, args.seed, bn_mode)
-    toolbox.write_samples(args.out, loaded, images, labels, args.seed, bn_mode)
-    print(f"wrote {images.shape[0] * images.shape[1]} samples ({len(classes)} classes x "
-          f"{args.n}, seed {args.seed}, BN {bn_mode}, from {loaded.source}) to {args.out}")
+    print(toolbox.sample_to_file(args.run, args.out, args.step, args.classes, args.n,
+                                 args.seed, args.bn_mode))
     return 0
 
 
 def cmd_export(args):
     from experiments import toolbox
-    toolbox.check_export_dir(args.out)
-    loaded = _loaded_generator(args)
-    from sngan.export import export_generator
-    ev = loaded.config.eval
-    export_generator(loaded.sampler, args.out, bn_mode=args.bn_mode, seed=ev.seed,
-                     standing_batches=ev.standing_batches, batch_size=ev.batch_size)
-    print(f"exported the generator ({loaded.source}, BN {args.bn_mode}) to {args.out}: "
-          "tf.saved_model.load(out).signatures['serving_default'](z=..., labels=...)"
-          "['images']")
+    print(toolbox.export(args.run, args.out, args.step, args.bn_mode))
     return 0
 
 
 def cmd_report(args):
-    from experiments.running import sweep_dir
-    sweep_dir.require_points(args.dir)
     from experiments.reporting.report import write_report
-    write_report(args.dir)
+    write_report(sweep_dir.require_points(args.dir))
     return 0
 
 
@@ -216,7 +165,6 @@ def cmd_prepare_data(args):
 
 def cmd_train_classifier(args):
     from experiments.evaluation.classifiers import fashion_mnist
-    # None: the shipped classifier's path and epochs
     info = fashion_mnist.train_classifier(args.out, epochs=args.epochs, seed=args.seed)
     print(json.dumps(info, indent=2))
     return 0
@@ -225,12 +173,10 @@ def cmd_train_classifier(args):
 def cmd_noise_scale(args):
     from experiments.running import noise_scale_run
     cfg = preflight.check_run(noise_scale_run.run_config(args.preset, _overrides(args), args.steps))
-    with noise_scale_run.work_dir(args.out) as out:
-        replicator, out = _own(out, args, cfg.train.replicator)
-        result = noise_scale_run.measure(cfg, args.steps or cfg.train.steps, out, replicator)
+    result = noise_scale_run.run(cfg, args.steps or cfg.train.steps, args.out, args.invocation)
     print(noise_scale_run.describe(result))
     if args.save:
-        noise_scale_run.save(args.save, result, "python -m experiments " + shlex.join(args.argv))
+        noise_scale_run.save(args.save, result, args.invocation)
     return 0 if result["diverged_at"] is None else 2
 
 
@@ -321,8 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     logs.setup()
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in lock files
+    args.invocation = "python -m experiments " + shlex.join(argv)  # for lock files, results
     try:
         return args.func(args)
     except UserError as e:  # what went wrong and what to do, in one line; no traceback

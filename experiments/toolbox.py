@@ -14,6 +14,9 @@ from experiments import grids, preflight, records
 from experiments.class_names import class_names
 from experiments.config import RunConfig, check_eval_replicas
 from experiments.running import run_dir as run_dir_lib
+from replication.startup import start_replicator
+
+SAMPLE_SUFFIXES = (".png", ".pdf", ".npz")  # a grid (figure) or arrays
 
 
 class ToolboxError(UserError, ValueError):
@@ -57,6 +60,39 @@ def load_generator(run_dir: str, replicator, step: int | None = None) -> LoadedG
         source = f"checkpoint at step {loaded_step}"
     sampler = Sampler(generator, replicator, cfg.model.z_dim, cfg.model.num_classes)
     return LoadedGenerator(cfg, sampler, loaded_step, source)
+
+
+def _checked_generator(run_dir: str, step: int | None) -> LoadedGenerator:
+    loadable(run_dir, step)  # before TensorFlow starts
+    return load_generator(run_dir, start_replicator("default"), step)
+
+
+def sample_to_file(run_dir: str, out: str, step: int | None = None, classes=(),
+                   per_class: int = 8, seed: int = 0, bn_mode: str | None = None) -> str:
+    """Draw `per_class` samples of each class (default: every class) into `out`, a grid or
+    arrays (SAMPLE_SUFFIXES); `bn_mode` None is the run's. Returns what was written."""
+    check_writable(out, SAMPLE_SUFFIXES)
+    loaded = _checked_generator(run_dir, step)
+    classes = check_classes(classes, loaded.config.model.num_classes)
+    bn_mode = bn_mode or loaded.config.eval.bn_mode
+    images, labels = sample_grid(loaded, classes, per_class, seed, bn_mode)
+    write_samples(out, loaded, images, labels, seed, bn_mode)
+    return (f"wrote {images.shape[0] * images.shape[1]} samples ({len(classes)} classes x "
+            f"{per_class}, seed {seed}, BN {bn_mode}, from {loaded.source}) to {out}")
+
+
+def export(run_dir: str, out: str, step: int | None = None, bn_mode: str = "standing") -> str:
+    """Export the point's generator as a SavedModel in `out`, a new or empty directory;
+    returns what was written and how to call it."""
+    check_export_dir(out)
+    loaded = _checked_generator(run_dir, step)
+    from sngan.export import export_generator
+    ev = loaded.config.eval
+    export_generator(loaded.sampler, out, bn_mode=bn_mode, seed=ev.seed,
+                     standing_batches=ev.standing_batches, batch_size=ev.batch_size)
+    return (f"exported the generator ({loaded.source}, BN {bn_mode}) to {out}: "
+            "tf.saved_model.load(out).signatures['serving_default'](z=..., labels=...)"
+            "['images']")
 
 
 def rescoring_config(run_dir: str, protocol: str | None = None, bn_mode: str | None = None,

@@ -20,5 +20,6 @@ _EXPORTS = {
     "replicator": ["DeviceUnavailableError", "ReplicatedOptimizer", "Replicator",
                    "make_replicator"],
     "specs": ["SPEC_FORMS", "ReplicatorSpec", "SpecError", "parse_spec"],
+    "startup": ["start_replicator"],
 }
 __getattr__, __dir__, __all__ = lazy_exports("replication", _EXPORTS, globals())

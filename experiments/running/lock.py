@@ -16,6 +16,7 @@ import sys
 
 from common.errors import UserError
 from replication.specs import parse_spec
+from replication.startup import start_replicator
 
 LOCK_FILE = ".lock"
 _held: dict[str, int] = {}  # realpath of a lock file -> its open descriptor, for the process
@@ -81,9 +82,10 @@ def usable_dir(directory: str, what: str = "--out") -> str:
     return directory
 
 
-def own_output(out: str, command: str, replicator_spec: str, make_replicator):
-    """Lock `out` for this process, then build the replicator (`make_replicator(spec)`);
-    returns it and the directory this process writes.
+def own_output(out: str, command: str, replicator_spec: str,
+               make_replicator=start_replicator):
+    """Lock `out` for this process, then build the replicator (`make_replicator(spec)`,
+    which starts TensorFlow); returns it and the directory this process writes.
 
     The lock comes before TensorFlow starts (a busy directory costs no start-up), except on a
     cluster (multiworker, slurm, auto): there every worker trains and writes its own directory

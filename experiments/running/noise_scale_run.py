@@ -17,7 +17,7 @@ from common import files
 from experiments import records
 from experiments.config import ConfigError, RunConfig
 from experiments.configs import preset
-from experiments.running import point, run_dir
+from experiments.running import lock, run_dir
 from sngan import noise_scale
 
 PLAYER_NAMES = {"d": "D", "g": "G"}
@@ -56,8 +56,17 @@ def work_dir(out: str | None):
         yield tmp
 
 
+def run(cfg: RunConfig, steps: int, out: str | None, command: str) -> dict:
+    """`measure` in `out` (None: a temporary directory), locked for this process, which
+    starts TensorFlow only then (lock.own_output; on a cluster each worker has its own)."""
+    with work_dir(out) as out:
+        replicator, out = lock.own_output(out, command, cfg.train.replicator)
+        return measure(cfg, steps, out, replicator)
+
+
 def measure(cfg: RunConfig, steps: int, out: str, replicator) -> dict:
     """Train `steps` steps in `out` (resuming what it holds) and summarise the noise scale."""
+    from experiments.running import point  # TensorFlow-heavy: after the config's checks
     from sngan.training import GANTrainer
     run_dir.claim(out, cfg)
     trainer = GANTrainer(cfg.model, cfg.train, replicator, point.training_input_fn(cfg), out)

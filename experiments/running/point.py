@@ -6,6 +6,7 @@ history) lets a killed point resume where it stopped.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -76,6 +77,17 @@ def noise_scale_record(trainer, run_dir: str) -> records.NoiseScale | None:
     records.write_noise_series(run_dir, trainer.noise_scale.to_dict())
     summary = trainer.noise_scale.summary()
     return records.NoiseScale.from_dict(summary) if summary else None
+
+
+def summary(record: PointRecord) -> str:
+    """What `train` prints of a point: how it ended and, when done, its final scores."""
+    text = json.dumps(dict(status=record.status, steps=record.steps,
+                           images_seen=record.images_seen,
+                           train_wall_time_s=record.train_wall_time_s), indent=2)
+    if record.status == "done":
+        s = record.final
+        text += f"\nIS {s.is_mean:.3f} ± {s.is_std:.3f}  FID {s.fid:.3f}  KID {s.kid_mean:.5f}"
+    return text
 
 
 def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> PointRecord:

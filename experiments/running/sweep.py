@@ -14,6 +14,7 @@ import logging
 import math
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from common.progress import format_duration
@@ -107,6 +108,20 @@ def named_spec(preset: str, sweep: str | None = None, changes: dict | None = Non
     for _, cfg in spec.points():
         preflight.check_run(cfg)
     return spec
+
+
+def dry_run(spec: SweepSpec, out_dir: str, calibrate: bool = True) -> Iterator[str]:
+    """Lines for the terminal: each point's name, G steps and G learning rate; then, with
+    `calibrate`, what the sweep would cost here (calibration.estimate_sweep: it starts
+    TensorFlow and times a few steps, writing nothing to `out_dir`)."""
+    for name, cfg in spec.points():
+        yield f"{name} {cfg.train.steps} {cfg.train.g_lr}"
+    if calibrate:
+        from experiments.evaluation.evaluator import Evaluator
+        from experiments.running.calibration import estimate_sweep
+        from replication.startup import start_replicator
+        replicator = start_replicator(spec.base.train.replicator)
+        yield from estimate_sweep(spec, out_dir, replicator, Evaluator).lines()
 
 
 def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator,

@@ -12,7 +12,7 @@ from experiments import records
 from experiments.config import ConfigError
 from experiments.configs import preset
 from experiments.records import Scores
-from experiments.running import noise_scale_run, point
+from experiments.running import lock, noise_scale_run, point
 from sngan.sampling import Sampler
 
 TINY = {"model.g_ch": 8, "model.d_ch": 8, "model.z_dim": 16, "train.global_batch_size": 8,
@@ -68,7 +68,9 @@ def test_a_short_run_measures_both_players_and_resumes(tmp_path, synthetic):
     cfg = noise_scale_run.run_config("fashion_mnist", dict(TINY), 4)
     replicator = replication.make_replicator("default")
     out = str(tmp_path / "run")
-    first = noise_scale_run.measure(cfg, 4, out, replicator)
+    first = noise_scale_run.run(cfg, 4, out, "python -m experiments noise-scale --steps 4")
+    with open(os.path.join(out, lock.LOCK_FILE)) as f:  # owned by this process while it runs
+        assert json.load(f)["command"] == "python -m experiments noise-scale --steps 4"
     assert first["steps"] == 4 and first["series"]["d"]["steps"] == [1, 2, 3, 4]
     ns = first["noise_scale"]
     assert ns["d"]["measurements"] == 2 and ns["d"]["window_start"] == 3

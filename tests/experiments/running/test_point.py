@@ -1,6 +1,7 @@
 """One sweep point: the committed generators still reproduce their committed samples, and a
 point trains, scores, saves its samples and weights, records relative paths, and is skipped
 once finished."""
+import json
 import os
 
 import numpy as np
@@ -131,3 +132,17 @@ def test_comparison_rows_are_one_class_with_the_same_latents():
     assert seen[0] == (8, point.COMPARISON_SEED, [cfg.eval.sample_class] * 8, bn)
     assert seen[2] == (20, point.COMPARISON_SEED + 1,
                        [c for c in range(10) for _ in range(2)], bn)
+
+
+def test_summary_states_how_the_point_ended_and_its_final_scores():
+    """What `train` prints, for the committed batch-8 point (its numbers in its metrics.json)
+    and for the same point had it diverged (no scores then)."""
+    record = records.read_record(os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "results", "fashion_mnist", "points",
+        "bs0008_seed0"))
+    head, scores = point.summary(record).rsplit("\n", 1)
+    assert json.loads(head) == dict(status="done", steps=1000, images_seen=16000,
+                                    train_wall_time_s=119.675)
+    assert scores == "IS 2.869 ± 0.054  FID 960.589  KID 24811.08573"
+    diverged = record.replace(status="diverged", diverged_at=412, final=None)
+    assert json.loads(point.summary(diverged))["status"] == "diverged"

@@ -1,0 +1,23 @@
+"""A replicator from a spec given at run time, TensorFlow started in the order it requires.
+
+TensorFlow fixes its logical devices when its runtime starts, and a multi-worker strategy
+must exist before the first op; so a program that reads its spec (the command line) starts
+TensorFlow here, after parsing, instead of at import. The import goes through
+common.quiet_tf, so a user error after it is still one line.
+"""
+from __future__ import annotations
+
+from common import quiet_tf
+from replication.specs import parse_spec
+
+
+def start_replicator(spec: str):
+    """`make_replicator(spec)`, after splitting the CPU for `cpu:N` and importing TensorFlow
+    (its runtime started unless the spec may be one worker of several)."""
+    parsed = parse_spec(spec)  # a malformed spec fails here, before TensorFlow
+    if parsed.kind == "cpu" and parsed.count:
+        from replication.devices import configure_logical_cpus
+        configure_logical_cpus(parsed.count)
+    quiet_tf.import_tensorflow(start_runtime=not parsed.multi_worker)
+    from replication.replicator import make_replicator
+    return make_replicator(spec)
