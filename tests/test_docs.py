@@ -236,10 +236,10 @@ def _experiments_errors(args: list[str]) -> list[str]:
 
 def _all_known_options() -> set[str]:
     """Every option of every `python -m experiments` subcommand and of the repository's other
-    entry points (scripts/test.sh's --fast, benchmarks/, replication.launch)."""
+    entry points (scripts/test.sh's --fast/--slow/--all, benchmarks/, replication.launch)."""
     _, top_help, _ = _parse(["--help"])
     commands = re.search(r"\{([\w,-]+)\}", top_help).group(1).split(",")
-    known = {"--fast", "--help"}
+    known = {"--fast", "--slow", "--all", "--help"}
     for command in commands:
         known |= _options_in_help(_parse([command, "--help"])[1])
     for path in [*ROOT.glob("benchmarks/*.py"), ROOT / "replication" / "launch.py"]:
@@ -302,10 +302,12 @@ def _script_forwarding(path: pathlib.Path) -> list[str] | None:
 
 
 def _test_sh_errors(args: list[str]) -> list[str]:
-    """scripts/test.sh [--fast] [-- PYTEST ARGS]: the script parses these itself."""
-    rest = args[1:] if args[:1] == ["--fast"] else args
+    """scripts/test.sh [--fast | --slow | --all] [-- PYTEST ARGS]: the script parses these
+    itself."""
+    rest = args[1:] if args[:1] in (["--fast"], ["--slow"], ["--all"]) else args
     if rest and rest[0] != "--":
-        return [f"`scripts/test.sh {shlex.join(args)}`: takes only --fast and -- PYTEST_ARGS"]
+        return [f"`scripts/test.sh {shlex.join(args)}`: takes only one of --fast, --slow, --all "
+                "and -- PYTEST_ARGS"]
     return [f"`scripts/test.sh`: {a} does not exist" for a in rest[1:]
             if a.startswith("tests/") and not (ROOT / a.split("::")[0]).exists()]
 
@@ -558,7 +560,8 @@ def test_shell_commands_are_extracted_from_blocks_continuations_and_inline_code(
     "scripts/reference_run.sh --batch-size 8",               # followed through two scripts
     "scripts/train_classifier.sh --steps 3",                 # `train-classifier` has --epochs
     "scripts/no_such_script.sh",
-    "scripts/test.sh --slow",
+    "scripts/test.sh --slowest",
+    "scripts/test.sh --slow --all",
     "python benchmarks/bench_efficiency.py --no-such-flag",
     "python benchmarks/no_such_bench.py",
     "python -m replication.launch --workers 2 --timeot 600 -- python train.py",
@@ -573,6 +576,8 @@ def test_a_command_that_would_not_run_is_caught(command):
     "scripts/sweep_batch_sizes.sh --help",
     "scripts/reference_run.sh --out elsewhere",
     "scripts/test.sh --fast -- tests/test_docs.py",
+    "scripts/test.sh --slow",
+    "scripts/test.sh --all -- -n 0",
     ".venv/bin/python -m experiments report results/fashion_mnist",
     "python -m replication.launch --workers 2 --timeout 600 -- python train.py --any-flag",
 ])

@@ -42,9 +42,9 @@ def test_sweep_rejects_bad_specs():
     with pytest.raises(c.ConfigError, match="not divisible by the 4 replicas"):
         SweepSpec(base, batch_sizes=(8, 2))
     with pytest.raises(c.ConfigError, match="lr_scaling"):
-        SweepSpec(base, lr_scaling="cubic")
+        SweepSpec(base, batch_sizes=(8,), lr_scaling="cubic")
     with pytest.raises(c.ConfigError, match="budget"):
-        SweepSpec(base, budget="equal_time")
+        SweepSpec(base, batch_sizes=(8,), budget="equal_time")
 
 
 def test_atomic_write_and_corrupt_metrics(tmp_path, caplog):
