@@ -52,6 +52,23 @@ def input_fn_for(x, y, global_batch: int):
     return input_fn
 
 
+def make_train_step(repl: replication.Replicator, model, opt, divisor: int):
+    """One SGD step of the squared-error regression on every replica; returns the summed loss."""
+    def step_fn(batch):
+        xb, yb = batch
+        with tf.GradientTape() as tape:
+            pred = model(xb, training=True)[:, 0]
+            loss = replication.average_loss(tf.square(pred - yb), divisor)
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    @tf.function
+    def train_step(batch):
+        return repl.reduce(repl.run(step_fn, batch), "sum")
+    return train_step
+
+
 def train(repl: replication.Replicator, synchronized: bool = True, steps: int = STEPS,
           global_batch: int = GLOBAL_BATCH, loss_divisor: int | None = None):
     """Train `steps` steps; return (weights per model variable as numpy, per-step losses).
@@ -67,19 +84,7 @@ def train(repl: replication.Replicator, synchronized: bool = True, steps: int = 
     batches = iter(repl.distribute(input_fn_for(x, y, global_batch), global_batch))
     divisor = loss_divisor or global_batch
 
-    def step_fn(batch):
-        xb, yb = batch
-        with tf.GradientTape() as tape:
-            pred = model(xb, training=True)[:, 0]
-            loss = replication.average_loss(tf.square(pred - yb), divisor)
-        grads = tape.gradient(loss, model.trainable_variables)
-        opt.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    @tf.function
-    def train_step(batch):
-        return repl.reduce(repl.run(step_fn, batch), "sum")
-
+    train_step = make_train_step(repl, model, opt, divisor)
     losses = [float(train_step(next(batches))) for _ in range(steps)]
     replica_copies = [[np.asarray(c) for c in repl.local_results(v.value)] for v in model.weights]
     return {"weights": [c[0] for c in replica_copies], "replica_copies": replica_copies,
@@ -126,19 +131,7 @@ def train_checkpointed(repl: replication.Replicator, workdir: str, steps: int = 
 
     batches = iter(repl.distribute(input_fn, GLOBAL_BATCH))
 
-    def step_fn(batch):
-        xb, yb = batch
-        with tf.GradientTape() as tape:
-            pred = model(xb, training=True)[:, 0]
-            loss = replication.average_loss(tf.square(pred - yb), GLOBAL_BATCH)
-        grads = tape.gradient(loss, model.trainable_variables)
-        opt.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    @tf.function
-    def train_step(batch):
-        return repl.reduce(repl.run(step_fn, batch), "sum")
-
+    train_step = make_train_step(repl, model, opt, GLOBAL_BATCH)
     def save():
         manager.save(checkpoint_number=int(step.numpy()))
         return int(step.numpy())

@@ -3,7 +3,6 @@ both checkpoint the same step and exit with PREEMPTED_EXIT_CODE; the same comman
 to the same table, evaluation histories and generator weights as an uninterrupted sweep, and
 the point's record says it was preempted and resumed. Real (tiny) training in subprocesses."""
 import json
-import math
 import os
 import signal
 import subprocess
@@ -13,6 +12,7 @@ import threading
 
 import numpy as np
 import pytest
+from json_compare import assert_close
 
 from replication import PREEMPTED_EXIT_CODE
 from replication.launch import cluster_envs, kill_group, launch_workers
@@ -73,24 +73,6 @@ def run_and_sigterm_one_task(out, marker="step 1/4"):
 def load(*parts):
     with open(os.path.join(*parts)) as f:
         return json.load(f)
-
-
-def assert_close(a, b, path=""):
-    """Equal to 1e-5 (relative), wall times aside."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), path
-        for k in a:
-            if "time" not in k:
-                assert_close(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            assert_close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float):
-        assert isinstance(b, (int, float)) and (
-            math.isnan(a) and math.isnan(b) or math.isclose(a, b, rel_tol=1e-5)), (path, a, b)
-    else:
-        assert a == b, (path, a, b)
 
 
 @pytest.mark.slow

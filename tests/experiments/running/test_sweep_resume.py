@@ -2,7 +2,6 @@
 killed at 10 seeded random moments (common/faults.py); a corrupt metrics.json is detected and
 its point recomputed. Real (tiny) training in subprocesses."""
 import json
-import math
 import os
 import signal
 import subprocess
@@ -10,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from json_compare import assert_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ARGS = ["--batch-sizes", "8,16", "--steps", "4", "--protocol", "tiny",
@@ -117,24 +117,6 @@ def unfinished_points(out) -> int:
         except (OSError, ValueError, TypeError, KeyError):
             pass
     return 2 - done
-
-
-def assert_close(a, b, path=""):
-    """Equal to 1e-5 (relative), wall times aside."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), path
-        for k in a:
-            if "time" not in k:
-                assert_close(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            assert_close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float):
-        assert isinstance(b, (int, float)) and (
-            math.isnan(a) and math.isnan(b) or math.isclose(a, b, rel_tol=1e-5)), (path, a, b)
-    else:
-        assert a == b, (path, a, b)
 
 
 def load(out, *parts):
