@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import replication
-from experiments import records
+from experiments import records, toolbox
 from experiments.configs import preset
 from experiments.evaluation.evaluator import Evaluator
-from sngan import generator_io, models
+from sngan import models
 from sngan.sampling import Sampler
 
 REFERENCE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "results",
@@ -71,14 +71,10 @@ def test_one_twin_samples_every_generator_with_its_current_weights(small):
 @pytest.mark.slow  # 5,000 samples and the 10,000-image reference features
 def test_a_committed_generator_scores_as_its_record_says(tmp_path):
     run = os.path.join(REFERENCE, "bs0064_seed0")
-    cfg, record = records.read_config(run), records.read_record(run)
-    replicator = replication.make_replicator("default")
-    with replicator.context():
-        generator = models.build_generator(cfg.model)
-    generator_io.load_generator_weights(generator, os.path.join(run, record.generator_weights),
-                                        record.generator_sha256)
-    scores = Evaluator(cfg, cache_dir=str(tmp_path)).score(
-        generator, replicator, step=record.steps, images_seen=record.images_seen)
+    record, replicator = records.read_record(run), replication.make_replicator("default")
+    loaded = toolbox.load_generator(run, replicator)  # checksum checked
+    scores = Evaluator(loaded.config, cache_dir=str(tmp_path)).score(
+        loaded.sampler.generator, replicator, step=record.steps, images_seen=record.images_seen)
     final = record.final
     assert (scores.n_fake, scores.n_real) == (final.n_fake, final.n_real) == (5000, 10000)
     for field in SCORE_FIELDS:

@@ -10,11 +10,11 @@ from synthetic_data import synthetic_input_fn
 
 import replication
 from common import files
-from experiments import grids, records
+from experiments import grids, records, toolbox
 from experiments.configs import preset
 from experiments.records import Scores
 from experiments.running import point
-from sngan import generator_io, models
+from sngan import models
 from sngan.sampling import Sampler
 
 REFERENCE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "results",
@@ -27,13 +27,8 @@ def test_committed_generator_reproduces_its_committed_samples(name):
     as the point did gives the committed comparison row and class grid (uint8 images, up to
     one grey level of float rounding)."""
     run = os.path.join(REFERENCE, name)
-    cfg, record = records.read_config(run), records.read_record(run)
-    replicator = replication.make_replicator("default")
-    with replicator.context():
-        generator = models.build_generator(cfg.model)
-    generator_io.load_generator_weights(generator, os.path.join(run, record.generator_weights),
-                                        record.generator_sha256)
-    sampler = Sampler(generator, replicator, cfg.model.z_dim, cfg.model.num_classes)
+    loaded = toolbox.load_generator(run, replication.make_replicator("default"))
+    cfg, sampler = loaded.config, loaded.sampler
     with np.load(os.path.join(run, records.SAMPLES, "samples.npz")) as committed:
         for got, want in ((point.comparison_samples(sampler, cfg), committed["comparison"]),
                           (point.class_grid_samples(sampler, cfg), committed["class_grid"])):
