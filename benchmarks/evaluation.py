@@ -130,10 +130,8 @@ def main(argv=None) -> None:
          "of conv peak (CPU time)"], rows(costs, reference),
         title=f"One evaluation of fashion_mnist ({costs['num_fake']:,} generated vs "
               f"{costs['num_real']:,} real)")]
-    path = harness.write_result("evaluation", MODULE, argv, info, reference, tables, costs,
-                                args.out)
-    harness.print_tables(tables)
-    print(f"wrote {path}")
+    harness.publish("evaluation", MODULE, argv, info, reference, tables, costs,
+                    args.out)
 
 
 if __name__ == "__main__":

@@ -143,6 +143,16 @@ def print_tables(tables: list[dict]) -> None:
     print(build_docs.render_tables(tables), flush=True)
 
 
+def publish(name: str, module: str, argv, machine_info: dict, peak: dict | None,
+            tables: list[dict], data: dict, out_dir: str | None = None) -> str:
+    """What every benchmark ends with: its JSON written (`write_result`), its tables printed
+    as the docs will show them, and where the JSON went."""
+    path = write_result(name, module, argv, machine_info, peak, tables, data, out_dir)
+    print_tables(tables)
+    print(f"wrote {path}")
+    return path
+
+
 # -- synthetic training input ----------------------------------------------------------------
 def synthetic_input_fn_for(cfg):
     """`input_fn_for(skip)` for the trainer: in-memory uniform images with cycling labels, so

@@ -148,9 +148,7 @@ def main(argv=None) -> None:
             "inception": (None if args.skip_inception
                           else bench_inception(args.inception_images, args.repeats))}
     tables = tables_for(data)
-    path = harness.write_result("metrics", MODULE, argv, info, None, tables, data, args.out)
-    harness.print_tables(tables)
-    print(f"wrote {path}")
+    harness.publish("metrics", MODULE, argv, info, None, tables, data, args.out)
 
 
 if __name__ == "__main__":

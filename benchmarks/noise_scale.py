@@ -101,10 +101,8 @@ def main(argv=None) -> None:
         notes="Medians of alternating blocks of one process's two trainers (off / on); "
               "block overheads in %. The predicted overhead is (measuring step / plain - 1) / "
               "every, from single steps. The first measuring step traces once per run.")
-    path = harness.write_result("noise_scale", MODULE, argv, info, None, [table],
-                                dict(rows=rows), args.out)
-    harness.print_tables([table])
-    print(f"wrote {harness.relative(path)}")
+    harness.publish("noise_scale", MODULE, argv, info, None, [table],
+                    dict(rows=rows), args.out)
 
 
 if __name__ == "__main__":

@@ -103,11 +103,9 @@ def main(argv=None) -> None:
          for e in peaks.values()],
         notes="The conv peak is the large conv's training rate; the CPU-time rate is FLOPs "
               f"per CPU-second x {cores} cores, which other processes disturb much less.")]
-    path = harness.write_result(
+    harness.publish(
         "peak", MODULE, argv, info,
         dict(conv, source="measured in this run"), tables, {"kernels": peaks}, args.out)
-    harness.print_tables(tables)
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

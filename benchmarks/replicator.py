@@ -149,10 +149,8 @@ def main(argv=None) -> None:
          "min / bare", "img/s"], rows,
         title=f"global batch {args.batch}, {args.steps} steps x {args.repeats} repeats, "
               "variants round-robin")]
-    path = harness.write_result("replicator", MODULE, argv, info, None, tables, data,
-                                args.out)
-    harness.print_tables(tables)
-    print(f"wrote {path}")
+    harness.publish("replicator", MODULE, argv, info, None, tables, data,
+                    args.out)
 
 
 if __name__ == "__main__":

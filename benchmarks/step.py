@@ -134,10 +134,8 @@ def main(argv=None) -> None:
                       rate_rows(runs, reference),
                       title="Achieved rate of the training step (model FLOPs unless "
                             "executed)")]
-    path = harness.write_result("step", MODULE, argv, info, reference, tables,
-                                {"runs": runs}, args.out)
-    harness.print_tables(tables)
-    print(f"wrote {path}")
+    harness.publish("step", MODULE, argv, info, reference, tables,
+                    {"runs": runs}, args.out)
 
 
 if __name__ == "__main__":

@@ -88,11 +88,9 @@ def main(argv=None) -> None:
     reference = peak.reference_peak(args.peak, args.repeats, args.quick,
                                     harness.usable_cores())
     tables = tables_for(totals, reference)
-    path = harness.write_result("sweep", MODULE, argv, harness.machine(), reference, tables,
-                                dict(totals, sweep_dir=harness.relative(args.sweep_dir)),
-                                args.out)
-    harness.print_tables(tables)
-    print(f"wrote {path}")
+    harness.publish("sweep", MODULE, argv, harness.machine(), reference, tables,
+                    dict(totals, sweep_dir=harness.relative(args.sweep_dir)),
+                    args.out)
 
 
 if __name__ == "__main__":
