@@ -84,5 +84,7 @@ def test_on_the_committed_run_it_shows_the_committed_numbers(tmp_path, monkeypat
     assert shown == [(str(b), str(r.seed), r.generator_sha256[:16])
                      for b, r in sorted(first_seed.items())]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(images) == 4 + len(first_seed)  # vs batch, two curves, comparison, grids
+    figures = 5 if (report / "equal_images.png").exists() else 4
+    # vs batch, two curves, the equal-images control when the run has one, comparison, grids
+    assert len(images) == figures + len(first_seed)
 
