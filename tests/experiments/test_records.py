@@ -10,6 +10,7 @@ import pytest
 
 from experiments import records
 from experiments.records import PointRecord, RecordError, Scores
+from experiments.running.sweep import named_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REFERENCE = os.path.join(ROOT, "results", "fashion_mnist", "points")
@@ -43,8 +44,8 @@ def test_every_committed_record_round_trips_exactly():
     """Every committed metrics.json and history entry reads into records that write back its
     every value, and from_dict(to_dict(r)) == r."""
     names = sorted(os.listdir(REFERENCE))
-    v2 = {f"bs{b:04d}_seed{s}" for b in (8, 16, 32, 64, 128, 256, 512) for s in (0, 1, 2)}
-    assert v2 <= set(names)  # study v3 adds points beside v2's, never in place of them
+    v2 = {name for name, _ in named_spec("fashion_mnist_reference").points()}
+    assert len(v2) == 21 and v2 <= set(names)  # study v3 adds points beside v2's
     for name in names:
         raw = raw_record(name)
         record = PointRecord.from_dict(raw)
