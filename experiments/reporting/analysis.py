@@ -232,9 +232,11 @@ def _comparison_markdown(c: dict) -> list[str]:
             + f" (smallest attainable p = {_p(exact[0][1]['smallest_p'])}).")
     elif exact:
         e = exact[0][1]
+        why = (f"; {e['n_a']} vs {e['n_b']} cannot reach p < 0.05 (smallest attainable "
+               f"two-sided p = {_p(e['smallest_p'])})" if e["smallest_p"] >= 0.05
+               else f" (here {e['n_a']} vs {e['n_b']})")
         lines.append(f"- Exact test not run: it needs at least {statistics.EXACT_MIN_SEEDS} "
-                     f"seeds per arm; {e['n_a']} vs {e['n_b']} cannot reach p < 0.05 (smallest "
-                     f"attainable two-sided p = {_p(e['smallest_p'])}).")
+                     f"seeds per arm{why}.")
     paired = [(m, d["paired"]) for m, d in metrics.items() if d["paired"]]
     if paired:
         lines.append("- Sensitivity, seeds paired by index (seed k at both batch sizes shares "

@@ -82,6 +82,19 @@ def test_equal_images_comparison_pairs_controls_with_the_same_images():
     assert "no batch-512 point saw the same 89,600 images" in note
 
 
+def test_unequal_arms_below_the_exact_minimum_are_not_said_to_miss_p_05():
+    # 3 controls vs 6 seeds at 512: the floor is 2/C(9,3) = 0.024, yet 3 < 5 seeds: not run
+    controls = [make_point(64, s, 5.0 + 0.1 * s, 700.0, accuracy=0.6, steps=800,
+                           budget="equal_images") for s in range(3)]
+    result = analysis.analyse(sweep(seeds=6) + controls)
+    exact = result["comparisons"][1]["metrics"]["is"]["exact"]
+    assert (exact["n_a"], exact["n_b"], exact["p_value"]) == (3, 6, None)
+    assert exact["smallest_p"] == pytest.approx(2 / 84)
+    md = analysis.analysis_markdown(result)
+    assert "needs at least 5 seeds per arm (here 3 vs 6)." in md
+    assert "3 vs 6 cannot reach" not in md
+
+
 def test_seed_spread_is_the_floor_and_evaluation_noise_a_separate_line():
     result = analysis.analyse(sweep(spread=0.3))
     s = result["seed_spread"]["is"]
