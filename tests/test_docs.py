@@ -458,6 +458,9 @@ def result_errors(text: str, summary: list[dict], analysis: dict) -> list[str]:
                 errors.append(f"quotes {before[-len(value) - 10:]!r} for {source} {path}, "
                               f"which is {value!r}")
             continue
+        if value is None:  # e.g. an exact test that was not run
+            errors.append(f"{source} {path}: is null in the report, yet the text quotes it")
+            continue
         quoted = re.search(rf"({NUM})%?$", before)
         expected = TRANSFORMS[transform](value)
         if not quoted or not number_matches(quoted.group(1), expected):
@@ -660,3 +663,9 @@ def test_a_changed_committed_value_is_caught():
     summary = json.loads(json.dumps(SUMMARY))
     summary[1]["is_mean"] = 5.61
     assert result_errors(DOC, summary, ANALYSIS)
+
+
+def test_a_number_quoted_for_a_null_value_is_caught_not_crashed_on():
+    errors = result_errors("p = 0.01<!-- analysis.json exact.p_value -->.", [],
+                           {"exact": {"p_value": None}})
+    assert errors == ["analysis.json exact.p_value: is null in the report, yet the text quotes it"]
