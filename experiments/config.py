@@ -357,6 +357,8 @@ class SweepAxes:
     `equal_images` they are the batch-64 point's; experiments/running/sweep.py scales them).
     `arm` names a further comparison kept in the same directory as the main one (arm ''):
     its points are named bsBBBB_seedS_ARM, so they never collide with the main arm's.
+    `settings`: further run-config overrides of the arm, as (section.field, value) pairs,
+    e.g. (("train.precision", "bfloat16"),).
     """
     batch_sizes: tuple[int, ...]
     seeds: tuple[int, ...] = (0,)
@@ -366,6 +368,7 @@ class SweepAxes:
     steps: int | None = None
     lr_decay_start: int | None = None
     eval_every: int | None = None
+    settings: tuple[tuple[str, typing.Any], ...] = ()
 
     def __post_init__(self):
         _check(len(self.batch_sizes) > 0 and all(b > 0 for b in self.batch_sizes),
@@ -381,13 +384,16 @@ class SweepAxes:
                "names)")
         _check(self.steps is None or self.steps >= 1, "sweep steps must be >= 1")
         _check(self.eval_every is None or self.eval_every >= 0, "sweep eval_every must be >= 0")
+        _check(all(isinstance(kv, tuple) and len(kv) == 2 and "." in str(kv[0])
+                   for kv in self.settings),
+               f"sweep settings must be (section.field, value) pairs, got {self.settings!r}")
 
     def overrides(self) -> dict:
         """The run-config overrides this sweep makes: its steps, decay start and evaluation
-        cadence, where set."""
+        cadence, where set, and its settings."""
         return {key: value for key, value in (
             ("train.steps", self.steps), ("train.lr_decay_start", self.lr_decay_start),
-            ("eval.every", self.eval_every)) if value is not None}
+            ("eval.every", self.eval_every)) if value is not None} | dict(self.settings)
 
 
 def parse_overrides(items: typing.Iterable[str]) -> dict:

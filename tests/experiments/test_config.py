@@ -103,6 +103,8 @@ def test_sweep_axes_validate_and_name_their_overrides():
     assert axes.overrides() == {"train.steps": 8000, "train.lr_decay_start": 4000,
                                 "eval.every": 1000}
     assert c.SweepAxes(batch_sizes=(8,)).overrides() == {}
+    assert c.SweepAxes(batch_sizes=(8,), settings=(("train.n_dis", 1),)).overrides() == {
+        "train.n_dis": 1}
 
 
 @pytest.mark.parametrize("fields, message", [
@@ -115,6 +117,7 @@ def test_sweep_axes_validate_and_name_their_overrides():
     (dict(batch_sizes=(8,), budget="equal_time"), "budget='equal_time'"),
     (dict(batch_sizes=(8,), arm="Equal Images"), "arm='Equal Images'"),
     (dict(batch_sizes=(8,), steps=0), "sweep steps must be >= 1"),
+    (dict(batch_sizes=(8,), settings=(("precision", "bfloat16"),)), "section.field, value"),
 ])
 def test_bad_sweep_axes_are_refused(fields, message):
     with pytest.raises(c.ConfigError, match=message):
