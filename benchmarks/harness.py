@@ -174,9 +174,10 @@ def synthetic_input_fn_for(cfg):
     return input_fn_for
 
 
-def make_trainer(cfg, workdir: str, replicator_spec: str = "default"):
+def make_trainer(cfg, workdir: str, replicator_spec: str = "default",
+                 precision: str | None = None):
     import replication
     from sngan.training import GANTrainer
 
     return GANTrainer(cfg.model, cfg.train, replication.make_replicator(replicator_spec),
-                      synthetic_input_fn_for(cfg), workdir)
+                      synthetic_input_fn_for(cfg), workdir, precision=precision)

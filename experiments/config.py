@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from common.dataclass_json import from_dict
 from common.errors import UserError
 from replication.specs import SpecError, parse_spec
-from sngan.options import BN_MODES, LOSSES
+from sngan.options import BN_MODES, LOSSES, PRECISIONS, REFUSED_PRECISIONS
 
 # Static facts about the datasets we know: (num_classes, image channels, native resolution).
 # `image_folder` takes its classes from the folder and its channels from the config.
@@ -170,6 +170,11 @@ class TrainConfig:
     # Measure the gradient noise scale B_simple for D and G every N steps (sngan/noise_scale.py;
     # 0 = off). The default keeps the step's overhead small (docs/benchmarks.md).
     noise_scale_every: int = 25
+    # float32, or bfloat16 convolutions/matmuls with float32 variables, statistics, losses and
+    # gradients, as a TPU computes (sngan/precision.py). bfloat16 is refused on a CPU without
+    # native bf16 instructions unless precision_emulated_ok (it would be slower than float32).
+    precision: str = "float32"
+    precision_emulated_ok: bool = False
 
     def __post_init__(self):
         _check(self.global_batch_size > 0, "train.global_batch_size must be > 0")
@@ -188,6 +193,10 @@ class TrainConfig:
         _check(self.checkpoint_every >= 1, "train.checkpoint_every must be >= 1")
         _check(self.keep_checkpoints >= 1, "train.keep_checkpoints must be >= 1")
         _check(self.noise_scale_every >= 0, "train.noise_scale_every must be >= 0 (0 = off)")
+        _check(self.precision not in REFUSED_PRECISIONS,
+               f"train.precision={self.precision!r} is not offered: "
+               f"{REFUSED_PRECISIONS.get(self.precision)}")
+        _choice(self.precision, PRECISIONS, "train.precision")
         replicas = replicas_in_spec(self.replicator)
         # one device, no accumulation: the noise scale halves the batch (sngan/gradient_noise.py)
         _check(not (self.noise_scale_every and replicas == 1 and self.grad_accumulation == 1

@@ -27,6 +27,7 @@ import keras
 import tensorflow as tf
 
 import replication
+from sngan import precision as precisions
 
 _EPS = 1e-12  # SN-GAN's _l2normalize epsilon
 
@@ -53,7 +54,24 @@ def _dense_gather(table: tf.Tensor, ids: tf.Tensor):
 
 
 class _SpectralNormLayer(keras.layers.Layer):
-    """Holds `kernel`, `u` and `sigma` and produces W / sigma(W) for a subclass's op."""
+    """Holds `kernel`, `u` and `sigma` and produces W / sigma(W) for a subclass's op.
+
+    `precision` (sngan.precision): the power iteration and W / sigma always run in float32;
+    a reduced precision casts the op's inputs and the normalised kernel, and the op's output
+    to the activations' dtype. The layer keeps Keras's float32 policy (its variables must not
+    be autocast) and, in reduced precision, autocast=False so Keras does not cast its inputs.
+    """
+
+    def __init__(self, precision=None, **kwargs):
+        self.precision = precisions.get(precision)
+        if self.precision.reduced:
+            kwargs.setdefault("autocast", False)
+        super().__init__(**kwargs)
+
+    def _finish(self, y, bias):
+        """The op's output in the activations' dtype, plus the bias (cast to match)."""
+        y = self.precision.to_activations(y)
+        return y if bias is None else tf.nn.bias_add(y, tf.cast(bias, y.dtype))
 
     def _add_spectral_norm_weights(self, kernel_shape, kernel_initializer) -> None:
         self.kernel = self.add_weight(shape=kernel_shape, initializer=kernel_initializer,
@@ -84,8 +102,9 @@ class SNDense(_SpectralNormLayer):
     """Dense layer with a spectrally normalised kernel [in, units]."""
 
     def __init__(self, units: int, use_bias: bool = True,
-                 kernel_initializer="glorot_uniform", name: str | None = None, **kwargs):
-        super().__init__(name=name, **kwargs)
+                 kernel_initializer="glorot_uniform", name: str | None = None,
+                 precision=None, **kwargs):
+        super().__init__(precision=precision, name=name, **kwargs)
         self.units = units
         self.use_bias = use_bias
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
@@ -96,8 +115,12 @@ class SNDense(_SpectralNormLayer):
                      if self.use_bias else None)
 
     def call(self, inputs, training=False):
-        y = tf.matmul(inputs, self.normalized_kernel(bool(training)))
-        return y + self.bias if self.use_bias else y
+        p = self.precision
+        if not p.reduced:
+            y = tf.matmul(inputs, self.normalized_kernel(bool(training)))
+            return y + self.bias if self.use_bias else y
+        y = tf.matmul(p.to_compute(inputs), p.to_compute(self.normalized_kernel(bool(training))))
+        return self._finish(y, self.bias)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)
@@ -113,8 +136,8 @@ class SNConv2D(_SpectralNormLayer):
 
     def __init__(self, filters: int, kernel_size=3, strides=1, padding: str = "same",
                  use_bias: bool = True, kernel_initializer="glorot_uniform",
-                 pooled: bool = False, name: str | None = None, **kwargs):
-        super().__init__(name=name, **kwargs)
+                 pooled: bool = False, name: str | None = None, precision=None, **kwargs):
+        super().__init__(precision=precision, name=name, **kwargs)
         self.filters = filters
         self.kernel_size = ((kernel_size, kernel_size) if isinstance(kernel_size, int)
                             else tuple(kernel_size))
@@ -136,19 +159,24 @@ class SNConv2D(_SpectralNormLayer):
 
     def call(self, inputs, training=False):
         kernel = self.normalized_kernel(bool(training))
+        p = self.precision
         if self.pooled:
-            y = conv_then_pool(inputs, kernel)
+            y = conv_then_pool(inputs, kernel, p)
         else:
-            y = tf.nn.conv2d(inputs, kernel, self.strides, self.padding)
-        return tf.nn.bias_add(y, self.bias) if self.use_bias else y
+            y = tf.nn.conv2d(p.to_compute(inputs), p.to_compute(kernel), self.strides,
+                             self.padding)
+        if not p.reduced:
+            return tf.nn.bias_add(y, self.bias) if self.use_bias else y
+        return self._finish(y, self.bias)
 
 
 class SNEmbedding(_SpectralNormLayer):
     """Embedding table [input_dim, output_dim] normalised by its largest singular value."""
 
     def __init__(self, input_dim: int, output_dim: int,
-                 embeddings_initializer="glorot_uniform", name: str | None = None, **kwargs):
-        super().__init__(name=name, **kwargs)
+                 embeddings_initializer="glorot_uniform", name: str | None = None,
+                 precision=None, **kwargs):
+        super().__init__(precision=precision, name=name, **kwargs)
         self.input_dim = input_dim
         self.output_dim = output_dim
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
@@ -158,7 +186,10 @@ class SNEmbedding(_SpectralNormLayer):
                                         self.embeddings_initializer)
 
     def call(self, ids, training=False):
-        return _dense_gather(self.normalized_kernel(bool(training)), ids)
+        p = self.precision
+        table = p.to_compute(self.normalized_kernel(bool(training)))
+        return p.to_activations(_dense_gather(table, ids)) if p.reduced else _dense_gather(
+            table, ids)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.output_dim,)
@@ -179,8 +210,11 @@ class ConditionalBatchNorm(keras.layers.Layer):
     """
 
     def __init__(self, num_classes: int, cross_replica: bool = True, momentum: float = 0.99,
-                 epsilon: float = 1e-5, name: str | None = None, **kwargs):
+                 epsilon: float = 1e-5, name: str | None = None, precision=None, **kwargs):
         super().__init__(name=name, **kwargs)
+        # float32 policy: Keras casts reduced-precision inputs to float32 on the way in, so the
+        # statistics and the normalisation are float32; the output takes the activations' dtype
+        self.precision = precisions.get(precision)
         self.num_classes = num_classes
         self.cross_replica = cross_replica
         self.bn = keras.layers.BatchNormalization(
@@ -195,6 +229,10 @@ class ConditionalBatchNorm(keras.layers.Layer):
         self.bn.build(input_shape)
 
     def call(self, inputs, labels=None, training=False):
+        out = self._normalise(inputs, labels, training)
+        return self.precision.to_activations(out) if self.precision.reduced else out
+
+    def _normalise(self, inputs, labels, training):
         gain, bias = tf.convert_to_tensor(self.gain), tf.convert_to_tensor(self.bias)
         if self.num_classes:
             if labels is None:
@@ -236,7 +274,7 @@ def box_filtered(kernel: tf.Tensor) -> tf.Tensor:
     return shifted(0, 0) + shifted(1, 0) + shifted(0, 1) + shifted(1, 1)
 
 
-def conv_then_pool(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
+def conv_then_pool(x: tf.Tensor, kernel: tf.Tensor, precision=None) -> tf.Tensor:
     """avg_pool_2x2(conv2d(x, kernel 3x3, 'same')) as ONE stride-2 4x4 convolution.
 
     Each pooled output averages four 3x3 windows that together cover a 4x4 one, so the
@@ -244,7 +282,9 @@ def conv_then_pool(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
     on each side of an even map): 16 multiply-adds per output where conv-then-pool spends
     4 x 9 = 36, and no pooling pass. An odd height or width is refused: there the pooling
     would drop the last row, but the strided conv would pad it into one more output.
+    A reduced `precision` folds the kernel in float32 and rounds the folded kernel once.
     """
+    p = precisions.get(precision)
     checks = []
     for size in spatial_size(x):
         if isinstance(size, int) and size % 2:
@@ -253,18 +293,20 @@ def conv_then_pool(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
             checks.append(tf.debugging.assert_equal(
                 size % 2, 0, message="conv_then_pool needs an even height and width"))
     with tf.control_dependencies(checks):
-        return tf.nn.conv2d(x, box_filtered(kernel) / 4.0, 2, "SAME")
+        return tf.nn.conv2d(p.to_compute(x), p.to_compute(box_filtered(kernel) / 4.0), 2,
+                            "SAME")
 
 
-def upsample_then_conv(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
+def upsample_then_conv(x: tf.Tensor, kernel: tf.Tensor, precision=None) -> tf.Tensor:
     """conv2d(nearest_upsample_x2(x), kernel 3x3, 'same') as ONE stride-2 transposed conv.
 
     On an up-sampled map a 3x3 window covers only 2x2 distinct input pixels, so each output
     is 4 multiply-adds per channel pair instead of 9 (the four output parities use four
     different 2x2 sums of taps). The transposed convolution with the box-filtered kernel,
     flipped (it correlates with the kernel's mirror image), computes exactly that, without
-    materialising the up-sampled map.
+    materialising the up-sampled map. A reduced `precision` folds the kernel in float32.
     """
+    p = precisions.get(precision)
     height, width = spatial_size(x)
     batch = x.shape[0] if x.shape[0] is not None else tf.shape(x)[0]
     output_shape = [batch, 2 * height, 2 * width, kernel.shape[-1]]
@@ -272,8 +314,9 @@ def upsample_then_conv(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
         output_shape = tf.stack(output_shape)
     flipped = tf.reverse(box_filtered(kernel), [0, 1])
     # conv2d_transpose takes [h, w, out, in]: the layout of the convolution it transposes
-    return tf.nn.conv2d_transpose(x, tf.transpose(flipped, [0, 1, 3, 2]), output_shape, 2,
-                                  "SAME")
+    return tf.nn.conv2d_transpose(p.to_compute(x),
+                                  p.to_compute(tf.transpose(flipped, [0, 1, 3, 2])),
+                                  output_shape, 2, "SAME")
 
 
 class UpsampleConv2D(keras.layers.Conv2D):
@@ -285,9 +328,11 @@ class UpsampleConv2D(keras.layers.Conv2D):
     """
 
     def __init__(self, filters: int, kernel_initializer="glorot_uniform",
-                 name: str | None = None, **kwargs):
+                 name: str | None = None, precision=None, **kwargs):
         super().__init__(filters, 3, padding="same", kernel_initializer=kernel_initializer,
                          name=name, **kwargs)
+        # float32 policy, cast by hand: the kernel is box-filtered in float32, then rounded
+        self.precision = precisions.get(precision)
 
     def get_config(self):
         config = super().get_config()
@@ -296,7 +341,8 @@ class UpsampleConv2D(keras.layers.Conv2D):
         return config
 
     def convolution_op(self, inputs, kernel):
-        return upsample_then_conv(inputs, tf.convert_to_tensor(kernel))
+        y = upsample_then_conv(inputs, tf.convert_to_tensor(kernel), self.precision)
+        return self.precision.to_activations(y) if self.precision.reduced else y
 
     def compute_output_shape(self, input_shape):
         batch, height, width = input_shape[:3]

@@ -20,6 +20,9 @@ dis_models/snresnet*.py):
 `model_cfg` is any object with `resolution, image_channels, num_classes, z_dim, g_ch, d_ch,
 bn_cross_replica, g_bn_momentum` (e.g. `experiments.config.ModelConfig`; not imported here,
 sngan/ knows nothing of the study). `num_classes == 0` builds the unconditional variant.
+`precision` (sngan/precision.py) says where the models compute in bfloat16; float32, the
+default, builds exactly the float32 graph. G's plain Keras layers take the precision's Keras
+dtype policy; the layers in sngan.layers cast by hand (their docstrings say why).
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from sngan import precision as precisions
 from sngan.layers import (
     ConditionalBatchNorm,
     SNConv2D,
@@ -94,28 +98,39 @@ def _downsample(x):
     return tf.nn.avg_pool2d(x, 2, 2, "VALID")
 
 
+def _container_kwargs(precision: precisions.Precision) -> dict:
+    """A block or model in reduced precision passes its inputs on as they are (Keras would
+    cast every float input to its float32 policy on entry)."""
+    return {"autocast": False} if precision.reduced else {}
+
+
 class GBlock(keras.layers.Layer):
     """Up-sampling ResBlock with (conditional) batch norm."""
 
     def __init__(self, channels: int, num_classes: int, cross_replica: bool,
-                 bn_momentum: float, name: str | None = None):
-        super().__init__(name=name)
-        bn = dict(num_classes=num_classes, cross_replica=cross_replica, momentum=bn_momentum)
+                 bn_momentum: float, name: str | None = None, precision=None):
+        self.precision = p = precisions.get(precision)
+        super().__init__(name=name, **_container_kwargs(p))
+        bn = dict(num_classes=num_classes, cross_replica=cross_replica, momentum=bn_momentum,
+                  precision=p)
+        conv = {"dtype": p.keras_policy()} if p.reduced else {}
         self.bn1 = ConditionalBatchNorm(**bn, name="cbn1")
-        self.conv1 = UpsampleConv2D(channels, kernel_initializer=_conv_init(), name="conv1")
+        self.conv1 = UpsampleConv2D(channels, kernel_initializer=_conv_init(), name="conv1",
+                                    precision=p)
         self.bn2 = ConditionalBatchNorm(**bn, name="cbn2")
         self.conv2 = keras.layers.Conv2D(channels, 3, padding="same",
-                                         kernel_initializer=_conv_init(), name="conv2")
+                                         kernel_initializer=_conv_init(), name="conv2", **conv)
         self.shortcut = keras.layers.Conv2D(channels, 1, kernel_initializer="glorot_uniform",
-                                            name="shortcut")
+                                            name="shortcut", **conv)
 
     def call(self, x, labels=None, training=False):
+        act = self.precision.to_activations
         h = tf.nn.relu(self.bn1(x, labels, training=training))
         h = self.conv1(h)  # up-samples, then convolves (one transposed convolution)
         h = tf.nn.relu(self.bn2(h, labels, training=training))
-        h = self.conv2(h)
+        h = act(self.conv2(h))
         # a 1x1 convolution commutes with the up-sampling: convolve the 4x smaller map
-        return h + _upsample(self.shortcut(x))
+        return h + _upsample(act(self.shortcut(x)))
 
 
 class DBlock(keras.layers.Layer):
@@ -126,27 +141,29 @@ class DBlock(keras.layers.Layer):
     """
 
     def __init__(self, in_channels: int, channels: int, downsample: bool,
-                 optimized: bool = False, name: str | None = None):
-        super().__init__(name=name)
+                 optimized: bool = False, name: str | None = None, precision=None):
+        p = precisions.get(precision)
+        super().__init__(name=name, **_container_kwargs(p))
         self.downsample = downsample or optimized  # the optimised block always pools
         self.optimized = optimized
         hidden = channels if optimized else in_channels
         prefix = f"{name}_" if name else ""  # unique layer names: sigma summaries use them
         self.conv1 = SNConv2D(hidden, 3, kernel_initializer=_conv_init(),
-                              name=prefix + "conv1")
+                              name=prefix + "conv1", precision=p)
         # the pooling after conv2 (residual add and pooling commute) folds into it
         self.conv2 = SNConv2D(channels, 3, kernel_initializer=_conv_init(),
-                              pooled=self.downsample, name=prefix + "conv2")
+                              pooled=self.downsample, name=prefix + "conv2", precision=p)
         learnable = self.downsample or in_channels != channels
         self.shortcut = (SNConv2D(channels, 1, kernel_initializer="glorot_uniform",
-                                  name=prefix + "shortcut") if learnable else None)
+                                  name=prefix + "shortcut", precision=p) if learnable else None)
 
     @property
     def sn_layers(self):
         return [l for l in (self.conv1, self.conv2, self.shortcut) if l is not None]
 
     def call(self, x, training=False):
-        h = x if self.optimized else tf.nn.relu(x)  # the optimised block reads raw pixels
+        # the optimised block reads raw pixels (float32: its conv casts them)
+        h = x if self.optimized else tf.nn.relu(x)
         h = self.conv2(tf.nn.relu(self.conv1(h, training=training)), training=training)
         # conv2 pools its own output where the block down-samples; the shortcut pools first
         # (pooling commutes with a 1x1 convolution, and the pooled map is 4x smaller)
@@ -157,23 +174,27 @@ class DBlock(keras.layers.Layer):
 class Generator(keras.Model):
     """z [B, z_dim] (+ int labels [B]) -> images in [-1, 1], [B, R, R, C]."""
 
-    def __init__(self, model_cfg, name: str = "generator"):
-        super().__init__(name=name)
+    def __init__(self, model_cfg, name: str = "generator", precision=None):
+        self.precision = p = precisions.get(precision)
+        super().__init__(name=name, **_container_kwargs(p))
+        conv = {"dtype": p.keras_policy()} if p.reduced else {}
         arch = ARCHITECTURES[model_cfg.resolution]
         widths = [m * model_cfg.g_ch for m in arch.g_widths]
         self.num_classes = model_cfg.num_classes
         self.z_dim = model_cfg.z_dim
         self.resolution = model_cfg.resolution
         self.linear = keras.layers.Dense(_BOTTOM * _BOTTOM * widths[0],
-                                         kernel_initializer="glorot_uniform", name="linear")
+                                         kernel_initializer="glorot_uniform", name="linear",
+                                         **conv)
         self.blocks = [GBlock(w, model_cfg.num_classes, model_cfg.bn_cross_replica,
-                              model_cfg.g_bn_momentum, name=f"block{i + 1}")
+                              model_cfg.g_bn_momentum, name=f"block{i + 1}", precision=p)
                        for i, w in enumerate(widths[1:])]
         self.final_bn = ConditionalBatchNorm(0, model_cfg.bn_cross_replica,
-                                             model_cfg.g_bn_momentum, name="final_bn")
+                                             model_cfg.g_bn_momentum, name="final_bn",
+                                             precision=p)
         self.to_image = keras.layers.Conv2D(model_cfg.image_channels, 3, padding="same",
                                             kernel_initializer="glorot_uniform",
-                                            name="to_image")
+                                            name="to_image", **conv)
         self._bottom_width = widths[0]
 
     @property
@@ -183,18 +204,21 @@ class Generator(keras.Model):
 
     def call(self, z, labels=None, training=False):
         labels = labels if self.num_classes else None
-        h = tf.reshape(self.linear(z), (-1, _BOTTOM, _BOTTOM, self._bottom_width))
+        p = self.precision
+        h = tf.reshape(p.to_activations(self.linear(z)),
+                       (-1, _BOTTOM, _BOTTOM, self._bottom_width))
         for block in self.blocks:
             h = block(h, labels, training=training)
         h = tf.nn.relu(self.final_bn(h, training=training))
-        return tf.tanh(self.to_image(h))
+        return tf.tanh(p.to_float32(self.to_image(h)))  # images are float32
 
 
 class Discriminator(keras.Model):
     """images [B, R, R, C] (+ int labels [B]) -> logits [B] (projection discriminator)."""
 
-    def __init__(self, model_cfg, name: str = "discriminator"):
-        super().__init__(name=name)
+    def __init__(self, model_cfg, name: str = "discriminator", precision=None):
+        self.precision = p = precisions.get(precision)
+        super().__init__(name=name, **_container_kwargs(p))
         arch = ARCHITECTURES[model_cfg.resolution]
         self.num_classes = model_cfg.num_classes
         self.resolution = model_cfg.resolution
@@ -202,10 +226,11 @@ class Discriminator(keras.Model):
         in_ch = model_cfg.image_channels
         for i, (m, down) in enumerate(arch.d_blocks):
             ch = m * model_cfg.d_ch
-            self.blocks.append(DBlock(in_ch, ch, down, optimized=(i == 0), name=f"block{i + 1}"))
+            self.blocks.append(DBlock(in_ch, ch, down, optimized=(i == 0), name=f"block{i + 1}",
+                                      precision=p))
             in_ch = ch
-        self.linear = SNDense(1, use_bias=arch.d_head_bias, name="linear")
-        self.embed = (SNEmbedding(model_cfg.num_classes, in_ch, name="embed")
+        self.linear = SNDense(1, use_bias=arch.d_head_bias, name="linear", precision=p)
+        self.embed = (SNEmbedding(model_cfg.num_classes, in_ch, name="embed", precision=p)
                       if model_cfg.num_classes else None)
 
     @property
@@ -218,12 +243,13 @@ class Discriminator(keras.Model):
         h = images
         for block in self.blocks:
             h = block(h, training=training)
-        h = tf.reduce_sum(tf.nn.relu(h), axis=(1, 2))  # global SUM pooling, as SN-GAN
-        logits = tf.squeeze(self.linear(h, training=training), axis=-1)
+        f32 = self.precision.to_float32  # the head sums in float32; the logits are float32
+        h = tf.reduce_sum(tf.nn.relu(f32(h)), axis=(1, 2))  # global SUM pooling, as SN-GAN
+        logits = f32(tf.squeeze(self.linear(h, training=training), axis=-1))
         if self.embed is not None:
             if labels is None:
                 raise ValueError("a class-conditional discriminator needs labels")
-            logits += tf.reduce_sum(self.embed(labels, training=training) * h, axis=-1)
+            logits += tf.reduce_sum(f32(self.embed(labels, training=training)) * h, axis=-1)
         return logits
 
 
@@ -231,16 +257,16 @@ def _dummy_labels(model_cfg, batch):
     return tf.zeros([batch], tf.int32) if model_cfg.num_classes else None
 
 
-def build_generator(model_cfg) -> Generator:
+def build_generator(model_cfg, precision=None) -> Generator:
     """A Generator with its variables created (call inside the replicator's scope)."""
-    g = Generator(model_cfg)
+    g = Generator(model_cfg, precision=precision)
     g(tf.zeros([1, model_cfg.z_dim]), _dummy_labels(model_cfg, 1), training=False)
     return g
 
 
-def build_discriminator(model_cfg) -> Discriminator:
+def build_discriminator(model_cfg, precision=None) -> Discriminator:
     """A Discriminator with its variables created (call inside the replicator's scope)."""
-    d = Discriminator(model_cfg)
+    d = Discriminator(model_cfg, precision=precision)
     r = model_cfg.resolution
     d(tf.zeros([1, r, r, model_cfg.image_channels]), _dummy_labels(model_cfg, 1),
       training=False)

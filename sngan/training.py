@@ -38,6 +38,7 @@ import replication
 from common import faults
 from common.progress import ProgressMeter
 from sngan import checkpoints, gradient_noise, losses, models, noise_scale, options
+from sngan import precision as precisions
 from sngan.sampling import Sampler
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,8 @@ class GANTrainer:
     resumed run skips what the interrupted one consumed (deterministic given the seed).
     """
 
-    def __init__(self, model_cfg, train_cfg, replicator, input_fn_for, workdir: str):
+    def __init__(self, model_cfg, train_cfg, replicator, input_fn_for, workdir: str,
+                 precision: str | None = None):
         self.model_cfg, self.cfg = model_cfg, train_cfg
         self.replicator = replicator
         self.workdir = workdir
@@ -107,15 +109,23 @@ class GANTrainer:
             train_cfg.noise_scale_every, replicator.num_replicas,
             train_cfg.grad_accumulation, self.global_batch, self.g_batch_multiplier)
         self.num_classes = model_cfg.num_classes
+        # train.precision (float32 where a caller's config predates the field); `precision`
+        # overrides it with any variant of sngan.precision.VARIANTS (benchmarks compare them)
+        self.precision = precisions.get(precision or getattr(train_cfg, "precision", None))
+        problem = precisions.hardware_problem(
+            self.precision.name, replicator.device_kind,
+            getattr(train_cfg, "precision_emulated_ok", False))
+        if problem:
+            raise precisions.PrecisionError(problem)
         os.makedirs(workdir, exist_ok=True)
 
         keras.utils.set_random_seed(train_cfg.seed)  # same initial weights for the same seed
         with replicator.context():
-            self.generator = models.build_generator(model_cfg)
-            self.discriminator = models.build_discriminator(model_cfg)
+            self.generator = models.build_generator(model_cfg, self.precision)
+            self.discriminator = models.build_discriminator(model_cfg, self.precision)
             self.g_ema = None
             if train_cfg.ema_decay:
-                self.g_ema = models.build_generator(model_cfg)
+                self.g_ema = models.build_generator(model_cfg, self.precision)
                 for src, dst in zip(self.generator.weights, self.g_ema.weights):
                     dst.assign(src)
             self.g_opt = replicator.wrap_optimizer(keras.optimizers.Adam(

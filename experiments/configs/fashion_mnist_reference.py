@@ -28,4 +28,8 @@ SWEEPS = {
     "equal_images": SweepAxes(batch_sizes=(64,), seeds=(0, 1, 2), budget="equal_images",
                               arm="equal_images", steps=8_000, lr_decay_start=4_000,
                               eval_every=1_000),
+    # the precision check: v2's settings in bfloat16 (sngan/precision.py), batch 64 and 512,
+    # seeds 0-2, compared with v2's float32 points of the same seeds (docs/study.md)
+    "bfloat16": SweepAxes(batch_sizes=(64, 512), seeds=(0, 1, 2), arm="bfloat16",
+                          settings=(("train.precision", "bfloat16"),)),
 }

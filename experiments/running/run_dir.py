@@ -18,7 +18,9 @@ from sngan import options
 RESUMABLE_FIELDS = {"train.log_every", "train.summary_every", "train.checkpoint_every",
                     "train.keep_checkpoints", "train.replicator", "eval.every",
                     # measuring leaves the update as it is (tests/sngan/test_gradient_noise.py)
-                    "train.noise_scale_every"}
+                    "train.noise_scale_every",
+                    # a permission to run bfloat16 emulated, not a setting of the computation
+                    "train.precision_emulated_ok"}
 CHECKPOINTS = options.CHECKPOINTS  # where the trainer keeps its checkpoints in a run directory
 
 

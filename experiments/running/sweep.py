@@ -44,8 +44,8 @@ class SweepSpec:
     def from_axes(cls, base: RunConfig, axes: SweepAxes) -> SweepSpec:
         """The sweep `axes` describe over `base` (their steps, decay, cadence and settings
         applied)."""
-        return cls(base.with_overrides(axes.overrides()), axes.batch_sizes, axes.seeds, axes.lr_scaling,
-                   axes.budget, axes.arm)
+        return cls(base.with_overrides(axes.overrides()), axes.batch_sizes, axes.seeds,
+                   axes.lr_scaling, axes.budget, axes.arm)
 
     def lr_factor(self, batch: int) -> float:
         ratio = batch / BASELINE_BATCH
