@@ -18,6 +18,7 @@ from experiments import config as config_lib
 from experiments import configs, preflight
 from experiments.running import lock, run_dir, sweep_dir
 from replication.preemption import PREEMPTED_EXIT_CODE, Preempted
+from sngan.options import PRECISIONS
 
 DEFAULT_OUT = "runs/batch_size_sweep"
 
@@ -61,6 +62,9 @@ def _add_config_args(p: argparse.ArgumentParser, batch_flag: bool = True):
                                         "slurm[:port=P,gpus=G], auto, tpu[:ADDRESS]")
     p.add_argument("--protocol", choices=sorted(config_lib.EVAL_PROTOCOLS),
                    help="evaluation protocol (counts of real/fake images, splits)")
+    p.add_argument("--precision", choices=PRECISIONS,
+                   help="train.precision: float32 (default) or bfloat16 (bf16 convolutions "
+                        "and activations, float32 variables, statistics and losses)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                    help="override any config field, e.g. --set model.g_ch=64 (repeatable)")
 
@@ -69,7 +73,8 @@ def _overrides(args) -> dict:
     """The config flags and --set overrides (a flag left out is not an override; 0 is)."""
     flags = {"train.global_batch_size": getattr(args, "batch_size", None),
              "train.steps": args.steps, "train.n_dis": args.n_dis,
-             "train.replicator": args.replicator, "eval.protocol": args.protocol}
+             "train.replicator": args.replicator, "eval.protocol": args.protocol,
+             "train.precision": getattr(args, "precision", None)}
     return {**{k: v for k, v in flags.items() if v is not None},
             **config_lib.parse_overrides(args.set)}
 

@@ -12,7 +12,14 @@ import os
 
 from common import files
 from experiments import records
-from experiments.reporting import analysis, critical_batch, plots, summary, tables
+from experiments.reporting import (
+    analysis,
+    critical_batch,
+    plots,
+    precision_check,
+    summary,
+    tables,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +46,23 @@ def _equal_images_figure(points, result: dict, out: str) -> None:
 
 
 def write_report(sweep_dir: str) -> dict:
-    points = records.load_points(sweep_dir)
+    every_point = records.load_points(sweep_dir)
+    # one precision per comparison; the others meet it in the precision check only
+    points, left_out = precision_check.split_by_precision(every_point)
     table_points, _ = summary.split_by_budget(points)
     out = os.path.join(sweep_dir, "report")
     rows = summary.summarise(table_points)
     result = analysis.analyse(points)
     preset = points[0].config.preset if points else ""
-    sections = [tables.markdown_table(rows, table_points, preset),
+    sections = [tables.markdown_table(rows, table_points, preset)
+                + (f"\n{left_out}\n" if left_out else ""),
                 analysis.analysis_markdown(result)]
     # further sections (each a Markdown string starting with '## ') are appended here
     sections.append(critical_batch.critical_batch_markdown(points, rows, sweep_dir, out))
+    check = precision_check.precision_check_markdown(every_point)
+    if check:
+        sections.append(check)
+        result["precision_check"] = precision_check.check(every_point)
     md = "\n".join(sections)
     files.atomic_write_text(os.path.join(out, "table.md"), md)
     files.atomic_write_text(os.path.join(out, "table.csv"), tables.csv_table(rows))

@@ -89,7 +89,8 @@ def protocol_text(points: list[Point]) -> str:
             f"{p.is_splits} IS splits, resize {p.classifier_resize or 'none'}, "
             f"generator BN mode '{p.bn_mode}', eval seed {p.seed}, "
             f"{done[0].record.replicas} replica(s); IS ± is the {std_kind}; KID ± over subsets "
-            f"(one seed) or seeds. Training: preset {cfg.preset}, n_dis {cfg.train.n_dis}, "
+            f"(one seed) or seeds. Training: preset {cfg.preset}, "
+            f"precision {getattr(cfg.train, 'precision', 'float32')}, n_dis {cfg.train.n_dis}, "
             f"G ch {cfg.model.g_ch}, D ch {cfg.model.d_ch}, seeds {seeds}.")
 
 

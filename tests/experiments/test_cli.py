@@ -15,7 +15,8 @@ def test_sweep_help_documents_every_option(capsys):
         main(["sweep", "--help"])
     text = capsys.readouterr().out
     for option in ("--preset", "--batch-sizes", "--steps", "--seeds", "--replicator",
-                   "--lr-scaling", "--n-dis", "--budget", "--protocol", "--out", "--set"):
+                   "--lr-scaling", "--n-dis", "--budget", "--protocol", "--out", "--set",
+                   "--precision"):
         assert option in text
 
 
@@ -29,8 +30,17 @@ def test_dry_run_lists_points_with_scaled_learning_rates(capsys):
     assert points["bs0016_seed0"][0] == "10"
 
 
+def test_precision_flag_sets_train_precision():
+    from experiments.cli import _overrides, build_parser
+    args = build_parser().parse_args(["sweep", "--precision", "bfloat16"])
+    assert _overrides(args)["train.precision"] == "bfloat16"
+    assert "train.precision" not in _overrides(build_parser().parse_args(["sweep"]))
+
+
 @pytest.mark.parametrize("argv, message", [
     (["sweep", "--dry-run", "--set", "train.bogus=1"], "unknown config key 'train.bogus'"),
+    (["sweep", "--dry-run", "--set", "train.precision=mixed_float16"],
+     "needs dynamic loss scaling"),
     (["sweep", "--dry-run", "--replicator", "cpu:4", "--batch-sizes", "6"],
      "not divisible by the 4 replicas"),
     (["train", "--preset", "cifar10", "--set", "eval.classifier=fashion_mnist_classifier"],
