@@ -368,6 +368,9 @@ class SweepAxes:
     its points are named bsBBBB_seedS_ARM, so they never collide with the main arm's.
     `settings`: further run-config overrides of the arm, as (section.field, value) pairs,
     e.g. (("train.precision", "bfloat16"),).
+    `steps_by_batch`: ((batch, steps), ...), each batch size's own number of G steps (for
+    time-to-target runs, where a small batch needs more steps to reach a score); then
+    `eval.every` is a fixed cadence in steps, the same for every batch size.
     """
     batch_sizes: tuple[int, ...]
     seeds: tuple[int, ...] = (0,)
@@ -378,6 +381,7 @@ class SweepAxes:
     lr_decay_start: int | None = None
     eval_every: int | None = None
     settings: tuple[tuple[str, typing.Any], ...] = ()
+    steps_by_batch: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self):
         _check(len(self.batch_sizes) > 0 and all(b > 0 for b in self.batch_sizes),
@@ -396,6 +400,7 @@ class SweepAxes:
         _check(all(isinstance(kv, tuple) and len(kv) == 2 and "." in str(kv[0])
                    for kv in self.settings),
                f"sweep settings must be (section.field, value) pairs, got {self.settings!r}")
+        check_steps_by_batch(self.steps_by_batch, self.batch_sizes, self.budget)
 
     def overrides(self) -> dict:
         """The run-config overrides this sweep makes: its steps, decay start and evaluation
@@ -403,6 +408,21 @@ class SweepAxes:
         return {key: value for key, value in (
             ("train.steps", self.steps), ("train.lr_decay_start", self.lr_decay_start),
             ("eval.every", self.eval_every)) if value is not None} | dict(self.settings)
+
+
+def check_steps_by_batch(steps_by_batch, batch_sizes, budget: str) -> None:
+    """Every batch size has steps >= 1, none is given twice, and no budget rescales them."""
+    if not steps_by_batch:
+        return
+    _check(all(isinstance(kv, tuple) and len(kv) == 2 and kv[1] >= 1 for kv in steps_by_batch),
+           f"steps_by_batch must be (batch, steps >= 1) pairs, got {steps_by_batch!r}")
+    given = [b for b, _ in steps_by_batch]
+    _check(len(set(given)) == len(given), f"steps_by_batch repeats a batch size: {given}")
+    missing = sorted(set(batch_sizes) - set(given))
+    _check(not missing, f"steps_by_batch has no steps for batch sizes {missing}")
+    _check(budget == "equal_steps",
+           f"steps_by_batch sets every batch size's steps; budget={budget!r} would rescale "
+           "them: use budget='equal_steps'")
 
 
 def parse_overrides(items: typing.Iterable[str]) -> dict:

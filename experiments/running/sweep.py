@@ -34,10 +34,11 @@ class SweepSpec:
     lr_scaling: str = "none"
     budget: str = "equal_steps"
     arm: str = ""
+    steps_by_batch: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self):
         SweepAxes(tuple(self.batch_sizes), tuple(self.seeds), self.lr_scaling, self.budget,
-                  self.arm)
+                  self.arm, steps_by_batch=tuple(self.steps_by_batch))
         self.points()  # validates every point's config now, not hours into the sweep
 
     @classmethod
@@ -45,13 +46,15 @@ class SweepSpec:
         """The sweep `axes` describe over `base` (their steps, decay, cadence and settings
         applied)."""
         return cls(base.with_overrides(axes.overrides()), axes.batch_sizes, axes.seeds,
-                   axes.lr_scaling, axes.budget, axes.arm)
+                   axes.lr_scaling, axes.budget, axes.arm, axes.steps_by_batch)
 
     def lr_factor(self, batch: int) -> float:
         ratio = batch / BASELINE_BATCH
         return {"none": 1.0, "linear": ratio, "sqrt": math.sqrt(ratio)}[self.lr_scaling]
 
     def steps_for(self, batch: int) -> int:
+        if self.steps_by_batch:
+            return dict(self.steps_by_batch)[batch]
         steps = self.base.train.steps
         if self.budget == "equal_images":
             steps = max(1, round(steps * BASELINE_BATCH / batch))
@@ -68,7 +71,7 @@ class SweepSpec:
                      "train.steps": steps, "train.lr_decay_start": decay,
                      "train.g_lr": t.g_lr * f, "train.d_lr": t.d_lr * f,
                      "train.checkpoint_every": min(t.checkpoint_every, steps)}
-        if self.base.eval.every:
+        if self.base.eval.every and not self.steps_by_batch:
             # the same number of evaluations per point, whatever its length
             fraction = self.base.eval.every / t.steps
             overrides["eval.every"] = max(1, round(steps * fraction))
@@ -84,14 +87,23 @@ class SweepSpec:
     def describe(self, out: str) -> str:
         b = self.base
         return (f"sweep: preset {b.preset}{f', arm {self.arm}' if self.arm else ''}, batch "
-                f"sizes {list(self.batch_sizes)}, seeds {list(self.seeds)}, {b.train.steps} G "
+                f"sizes {list(self.batch_sizes)}, seeds {list(self.seeds)}, {self._steps_text()} G "
                 f"steps ({self.budget}), lr scaling {self.lr_scaling}, n_dis {b.train.n_dis}, "
                 f"replicator {b.train.replicator}, protocol {b.eval.protocol} -> {out}")
 
+    def _steps_text(self) -> str:
+        if not self.steps_by_batch:
+            return str(self.base.train.steps)
+        return "/".join(str(self.steps_for(b)) for b in self.batch_sizes) + " (per batch size)"
+
     def to_dict(self) -> dict:
-        """What sweep.json records: the settings shared by the arm's points, and its points."""
-        return dict(base=self.base.to_dict(), lr_scaling=self.lr_scaling, budget=self.budget,
+        """What sweep.json records: the settings shared by the arm's points, and its points
+        (and each batch size's steps, when the arm sets them)."""
+        spec = dict(base=self.base.to_dict(), lr_scaling=self.lr_scaling, budget=self.budget,
                     arm=self.arm, points=[[b, s] for s in self.seeds for b in self.batch_sizes])
+        if self.steps_by_batch:
+            spec["steps_by_batch"] = {str(b): s for b, s in sorted(self.steps_by_batch)}
+        return spec
 
 
 def named_spec(preset: str, sweep: str | None = None, changes: dict | None = None,
@@ -105,7 +117,7 @@ def named_spec(preset: str, sweep: str | None = None, changes: dict | None = Non
     base = configs.preset(preset, {**axes.overrides(), **(overrides or {}),
                                    "train.global_batch_size": axes.batch_sizes[0]})
     spec = SweepSpec(preflight.check_run(base), axes.batch_sizes, axes.seeds, axes.lr_scaling,
-                     axes.budget, axes.arm)
+                     axes.budget, axes.arm, axes.steps_by_batch)
     for _, cfg in spec.points():
         preflight.check_run(cfg)
     return spec

@@ -118,6 +118,11 @@ def test_sweep_axes_validate_and_name_their_overrides():
     (dict(batch_sizes=(8,), arm="Equal Images"), "arm='Equal Images'"),
     (dict(batch_sizes=(8,), steps=0), "sweep steps must be >= 1"),
     (dict(batch_sizes=(8,), settings=(("precision", "bfloat16"),)), "section.field, value"),
+    (dict(batch_sizes=(8, 16), steps_by_batch=((8, 100),)), r"no steps for batch sizes \[16\]"),
+    (dict(batch_sizes=(8,), steps_by_batch=((8, 0),)), "steps >= 1"),
+    (dict(batch_sizes=(8,), steps_by_batch=((8, 5), (8, 6))), "repeats a batch size"),
+    (dict(batch_sizes=(8,), steps_by_batch=((8, 5),), budget="equal_images"),
+     "budget='equal_images' would rescale"),
 ])
 def test_bad_sweep_axes_are_refused(fields, message):
     with pytest.raises(c.ConfigError, match=message):

@@ -60,7 +60,39 @@ def test_the_equal_images_control():
     assert spec.steps_for(512) == 1000
 
 
-@pytest.mark.parametrize("name", ["v2", "more_seeds", "equal_images"])
+def test_the_time_to_target_arm_runs_each_batch_its_own_steps_at_constant_lr():
+    spec = named_spec("fashion_mnist_reference", "constant_lr")
+    points = dict(spec.points())
+    assert len(points) == 18 and spec.arm == "constant_lr"
+    steps = {}
+    for name, cfg in points.items():
+        t = cfg.train
+        assert name == f"bs{t.global_batch_size:04d}_seed{t.seed}_constant_lr"
+        assert t.lr_decay_start is None and t.g_lr == t.d_lr == 2e-4
+        assert (t.precision, t.noise_scale_every, cfg.eval.every) == ("bfloat16", 25, 100)
+        steps[t.global_batch_size] = t.steps
+    assert steps == {16: 8000, 32: 4000, 64: 3000, 128: 2200, 256: 1800, 512: 1600}
+    # the same run as v2's but for the schedule, steps, cadence and precision
+    v2 = dict(named_spec("fashion_mnist_reference").points())["bs0064_seed1"]
+    assert points["bs0064_seed1_constant_lr"].with_overrides({
+        "train.lr_decay_start": 500, "train.steps": 1000, "train.precision": "float32",
+        "train.noise_scale_every": 0, "eval.every": 200}) == v2
+    assert spec.to_dict()["steps_by_batch"]["512"] == 1600
+
+
+def test_the_lr_probe_scales_both_players_by_sqrt_8_at_batch_512():
+    spec = named_spec("fashion_mnist_reference", "lr_probe")
+    points = dict(spec.points())
+    assert list(points) == ["bs0512_seed0_lr_probe", "bs0512_seed1_lr_probe"]
+    ref = dict(named_spec("fashion_mnist_reference", "constant_lr").points())
+    for name, cfg in points.items():
+        twin = ref[name.replace("lr_probe", "constant_lr")]
+        assert cfg.train.g_lr == pytest.approx(2e-4 * 8 ** 0.5) == cfg.train.d_lr
+        assert cfg.with_overrides({"train.g_lr": 2e-4, "train.d_lr": 2e-4}) == twin
+
+
+@pytest.mark.parametrize("name", ["v2", "more_seeds", "equal_images", "constant_lr",
+                                  "lr_probe"])
 def test_runs_record_the_fashion_mnist_experiment(name):
     assert named_spec("fashion_mnist_reference", name).base.preset == "fashion_mnist"
     assert name in configs.sweeps("fashion_mnist_reference")

@@ -26,6 +26,21 @@ def test_point_names_and_configs_under_equal_images():
     assert SweepSpec(base, batch_sizes=(64,)).point_name(64, 3) == "bs0064_seed3"
 
 
+def test_steps_by_batch_gives_each_batch_its_steps_and_one_evaluation_cadence():
+    base = preset("fashion_mnist", {"train.steps": 800, "eval.every": 100})
+    spec = SweepSpec(base, batch_sizes=(16, 512), steps_by_batch=((16, 4000), (512, 300)),
+                     arm="ttt")
+    points = dict(spec.points())
+    assert [(c.train.steps, c.eval.every) for c in points.values()] == [(4000, 100),
+                                                                        (300, 100)]
+    assert spec.to_dict()["steps_by_batch"] == {"16": 4000, "512": 300}
+    assert "4000/300 (per batch size) G steps" in spec.describe("out")
+    # a subset of the batch sizes (--batch-sizes) keeps the arm's recorded steps
+    sub = SweepSpec(base, batch_sizes=(512,), steps_by_batch=((16, 4000), (512, 300)))
+    assert sub.to_dict()["steps_by_batch"] == spec.to_dict()["steps_by_batch"]
+    assert "steps_by_batch" not in SweepSpec(base, batch_sizes=(16,)).to_dict()
+
+
 def test_named_spec_lets_flags_and_overrides_win():
     spec = named_spec("fashion_mnist_reference", "equal_images", {"seeds": (4,)},
                       {"train.steps": 16, "train.lr_decay_start": 8, "eval.every": 4})
