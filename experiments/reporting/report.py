@@ -19,6 +19,7 @@ from experiments.reporting import (
     precision_check,
     summary,
     tables,
+    time_to_target_report,
 )
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,10 @@ def _equal_images_figure(points, result: dict, out: str) -> None:
 
 
 def write_report(sweep_dir: str) -> dict:
-    every_point = records.load_points(sweep_dir)
+    loaded = records.load_points(sweep_dir)
+    # time-to-target arms (each batch its own steps) have their own section, never the table's
+    every_point, _ = time_to_target_report.split_arms(
+        loaded, time_to_target_report.time_to_target_arms(sweep_dir))
     # one precision per comparison; the others meet it in the precision check only
     points, left_out = precision_check.split_by_precision(every_point)
     table_points, _ = summary.split_by_budget(points)
@@ -63,6 +67,10 @@ def write_report(sweep_dir: str) -> dict:
     if check:
         sections.append(check)
         result["precision_check"] = precision_check.check(every_point)
+    target_md, target_result = time_to_target_report.section(sweep_dir, loaded, out)
+    if target_md:
+        sections.append(target_md)
+        result["time_to_target"] = target_result
     md = "\n".join(sections)
     files.atomic_write_text(os.path.join(out, "table.md"), md)
     files.atomic_write_text(os.path.join(out, "table.csv"), tables.csv_table(rows))

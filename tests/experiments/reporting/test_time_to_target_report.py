@@ -1,0 +1,118 @@
+"""The report's time-to-target section on a synthetic sweep whose critical batch is known.
+
+Each curve rises linearly, IS = 2 + step / (200 (1 + 100 / B)), so IS T is crossed at
+S = 200 (T - 2)(1 + 100 / B): S_min = 200 (T - 2) and B_crit = 100 at every target."""
+import json
+import math
+import os
+
+import pytest
+from fake_results import PROTOCOL
+
+from common import files
+from experiments import configs, records
+from experiments.records import PointRecord, Scores
+from experiments.reporting import time_to_target_report as ttt
+from experiments.reporting.report import write_report
+
+B_CRIT = 100.0
+BATCHES = (16, 64, 128, 256, 512)
+STEPS = {16: 2400, 64: 1200, 128: 1000, 256: 900, 512: 800}
+
+
+def _is(batch, step, seed):
+    return 2 + step / (200 * (1 + B_CRIT / batch)) * (1 + 0.001 * seed)
+
+
+def _write(root, name, cfg, steps, every, value, b_simple=(4.0, 100.0)):
+    history = [Scores(step=s, images_seen=2 * cfg.train.global_batch_size * s,
+                      is_mean=value(s), is_std=0.1, fid=1000 / value(s), kid_mean=0.01,
+                      kid_std=0.001, n_fake=500, n_real=1000, protocol=PROTOCOL.replace(step=s),
+                      accuracy=min(0.1 * value(s) - 0.1, 1.0), b_simple_d=b_simple[0],
+                      b_simple_g=b_simple[1])
+               for s in range(every, steps + 1, every)]
+    t = cfg.train
+    record = PointRecord(status="done", global_batch_size=t.global_batch_size, seed=t.seed,
+                         replicas=1, bn_batch_per_replica=t.global_batch_size,
+                         bn_cross_replica=True, steps=steps,
+                         images_seen=2 * t.global_batch_size * steps, train_wall_time_s=1.0,
+                         final=history[-1], point=name, sweep_budget="equal_steps")
+    run_dir = os.path.join(root, "points", name)
+    records.write_config(run_dir, cfg)
+    records.write_history(run_dir, history)
+    records.write_record(run_dir, record)
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    root = str(tmp_path)
+    for seed in (0, 1, 2):
+        for b in BATCHES:
+            cfg = configs.preset("fashion_mnist", {
+                "train.global_batch_size": b, "train.seed": seed, "train.steps": STEPS[b],
+                "train.precision": "bfloat16", "train.lr_decay_start": None})
+            _write(root, f"bs{b:04d}_seed{seed}_constant_lr", cfg, STEPS[b], 100,
+                   lambda s, b=b, seed=seed: _is(b, s, seed))
+        for b in (64, 512):  # the decayed-lr design at 1,000 steps, same precision
+            cfg = configs.preset("fashion_mnist", {
+                "train.global_batch_size": b, "train.seed": seed, "train.steps": 1000,
+                "train.precision": "bfloat16", "train.lr_decay_start": 500})
+            _write(root, f"bs{b:04d}_seed{seed}_bfloat16", cfg, 1000, 200,
+                   lambda s, b=b, seed=seed: 0.9 * _is(b, s, seed))
+    files.atomic_write_json(os.path.join(root, "sweep.constant_lr.json"),
+                            {"arm": "constant_lr", "steps_by_batch": {str(b): s for b, s in
+                                                                      STEPS.items()}})
+    return root
+
+
+def test_the_section_recovers_the_known_critical_batch(sweep):
+    points = records.load_points(sweep)
+    md, result = ttt.section(sweep, points, os.path.join(sweep, "report"), bootstrap=200)
+    arm = result["constant_lr"]
+    rows = arm["metrics"]["is_mean"]
+    assert [r["target"] for r in rows][:3] == [3.0, 3.5, 4.0]
+    for r in rows:
+        f = r["fit"]
+        assert f["b_crit"] == pytest.approx(B_CRIT, rel=0.01), r["target"]
+        assert f["s_min"] == pytest.approx(200 * (r["target"] - 2), rel=0.01)
+        assert f["e_min"] == pytest.approx(2 * f["s_min"] * f["b_crit"], rel=1e-6)
+    # steps saved 64 -> 512: (1 + 100/64) / (1 + 100/512), images spent 8 / that
+    up = next(u for u in rows[0]["speedups"] if u["batch"] == 512)
+    want = (1 + B_CRIT / 64) / (1 + B_CRIT / 512)
+    assert up["steps_saved"] == pytest.approx(want, rel=0.01)
+    assert up["images_spent"] == pytest.approx(8 / want, rel=0.01)
+    assert "8x the batch (64 -> 512) buys" in arm["headline"]
+    assert "the measured critical batch there is 100" in arm["headline"]
+    # the noise scale read at the crossings: G's 100 sits on B_crit, D's 4 far below
+    assert rows[0]["b_simple"]["g"]["geomean"] == pytest.approx(100)
+    assert "G's B_simple lies inside" in md and "D's B_simple lies inside the B_crit " \
+        "interval at 0 of" in md
+    # the schedule confound: the decayed points score 0.9x at step 1,000
+    conf = arm["schedule_confound"]
+    assert conf["at_step"]["64"]["ratio"]["ratio"] == pytest.approx(1 / 0.9, rel=1e-3)
+    assert set(conf["ratio_512_64"]["decayed"]) == {"200", "400", "600", "800", "1000"}
+    for key in ("hyperbolas", "curves", "b_crit"):
+        assert os.path.exists(os.path.join(sweep, "report", ttt.figure_name("constant_lr", key)))
+
+
+def test_a_target_some_batch_never_reaches_is_shown_censored(sweep):
+    md, result = ttt.section(sweep, records.load_points(sweep), os.path.join(sweep, "r"),
+                             bootstrap=0)
+    rows = result["constant_lr"]["metrics"]["is_mean"]
+    # batch 16 reaches IS 2 + 2400 / (200 * 7.25) = 3.66 at its last step
+    late = next(r for r in rows if r["target"] == 4.0)
+    assert all(c["censored"] for c in late["crossings"]["16"])
+    assert late["fit"]["censored"][0] is True
+    assert "> 2400 (censored)" in md
+
+
+def test_the_report_keeps_the_arm_out_of_the_main_tables(sweep):
+    out = write_report(sweep)
+    assert "## Time to target: arm 'constant_lr'" in out["markdown"]
+    assert "time_to_target" in out["analysis"]
+    # only the decayed points make the batch table
+    assert sorted(r["batch"] for r in out["rows"]) == [64, 512]
+    with open(os.path.join(sweep, "report", "analysis.json")) as f:
+        saved = json.load(f)
+    assert not math.isnan(saved["time_to_target"]["constant_lr"]["metrics"]["is_mean"][0]
+                          ["fit"]["b_crit"])
