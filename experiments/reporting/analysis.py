@@ -232,11 +232,9 @@ def _comparison_markdown(c: dict) -> list[str]:
             + f" (smallest attainable p = {_p(exact[0][1]['smallest_p'])}).")
     elif exact:
         e = exact[0][1]
-        why = (f"; {e['n_a']} vs {e['n_b']} cannot reach p < 0.05 (smallest attainable "
-               f"two-sided p = {_p(e['smallest_p'])})" if e["smallest_p"] >= 0.05
-               else f" (here {e['n_a']} vs {e['n_b']})")
-        lines.append(f"- Exact test not run: it needs at least {statistics.EXACT_MIN_SEEDS} "
-                     f"seeds per arm{why}.")
+        lines.append(f"- Exact test not run: {e['n_a']} vs {e['n_b']} seeds cannot reach "
+                     f"p < {statistics.ALPHA:g} (smallest attainable two-sided p = "
+                     f"{_p(e['smallest_p'])}).")
     paired = [(m, d["paired"]) for m, d in metrics.items() if d["paired"]]
     if paired:
         lines.append("- Sensitivity, seeds paired by index (seed k at both batch sizes shares "
@@ -245,6 +243,10 @@ def _comparison_markdown(c: dict) -> list[str]:
                                if p["df"] is not None else f"{NAMES[m]} {_pct(p)}"
                                for m, p in paired) + ".")
     return lines + [""]
+
+
+def _per_doubling(log_slope: float) -> str:
+    return f"{math.expm1(log_slope) * 100:+.1f}%"
 
 
 def _trend_lines(metric: str, t: dict) -> list[str]:
@@ -265,9 +267,11 @@ def _trend_lines(metric: str, t: dict) -> list[str]:
         else:
             fit = (f"lack-of-fit p = {_p(f['lack_of_fit_p'])}: a line "
                    + ("fits" if f["lack_of_fit_p"] >= statistics.ALPHA else "does not fit"))
-        fits.append(f"batch {f['first']}..{f['last']} slope {f['slope']:+.3g} per doubling "
-                    f"[95% CI {f['slope_low']:+.3g}, {f['slope_high']:+.3g}], {fit}")
-    lines.append("  - Straight lines in log2(batch): " + "; ".join(fits) + ".")
+        fits.append(f"batch {f['first']}..{f['last']} {_per_doubling(f['slope'])} per "
+                    f"doubling [95% CI {_per_doubling(f['slope_low'])}, "
+                    f"{_per_doubling(f['slope_high'])}], {fit}")
+    lines.append("  - Straight lines of log value in log2(batch) (the intervals' scale): "
+                 + "; ".join(fits) + ".")
     return lines
 
 

@@ -5,15 +5,14 @@ McCandlish et al. 2018 (arXiv 1812.06162) find the critical batch, past which do
 no longer nearly halves the steps a training needs, close to the noise scale B_noise, which
 B_simple estimates. Measurements come from the sweep's own points (train.noise_scale_every,
 metrics.json and noise_scale.json) and from `python -m experiments noise-scale --save` runs kept
-in SWEEP/noise_scale/*.json. The measured side is the batch where the IS gain per doubling
-falls below half its largest value. The paper's derivation assumes one loss; a GAN is a
+in SWEEP/noise_scale/*.json. The measured side is McCandlish's own quantity, fitted to steps
+to target (time_to_target_report.py). The paper's derivation assumes one loss; a GAN is a
 two-player game, so the comparison is a test of the prediction, not of the sweep.
 """
 from __future__ import annotations
 
 import glob
 import json
-import math
 import os
 from collections import defaultdict
 
@@ -60,30 +59,16 @@ def measurements(points: list[Point], sweep_dir: str) -> list[dict]:
     return [m for m in out if m["summary"]]
 
 
-def gains_per_doubling(rows: list[dict]) -> list[dict]:
-    """IS gain per doubling of the batch between consecutive rows of the batch table."""
-    pts = [(r["batch"], r["is_mean"]) for r in rows
-           if r.get("is_mean") is not None and math.isfinite(r["is_mean"])]
-    return [dict(low=a, high=b, gain=(y - x) / math.log2(b / a))
-            for (a, x), (b, y) in zip(pts, pts[1:])]
-
-
-def measured_critical_batch(rows: list[dict]) -> tuple[int | None, str]:
-    """(batch, how it was found): the first batch after the largest gain from which a doubling
-    gains less than half of it; None with the reason when the sweep does not show one."""
-    gains = gains_per_doubling(rows)
-    if not gains or max(g["gain"] for g in gains) <= 0:
-        return None, "the IS does not rise with the batch in this sweep"
-    best = max(range(len(gains)), key=lambda i: gains[i]["gain"])
-    top = gains[best]["gain"]
-    for g in gains[best + 1:]:
-        if g["gain"] < top / 2:
-            return g["low"], (f"the IS gain per doubling peaks at {top:+.2f} "
-                              f"({gains[best]['low']} -> {gains[best]['high']}) and falls to "
-                              f"{g['gain']:+.2f} from {g['low']} to {g['high']}")
-    return None, (f"the IS gain per doubling peaks at {top:+.2f} ({gains[best]['low']} -> "
-                  f"{gains[best]['high']}) and stays above half of it up to the largest batch, "
-                  f"{gains[-1]['high']}")
+def measured_b_crit(time_to_target: dict | None) -> list[dict]:
+    """Per IS target of the first time-to-target arm with a bounded fit: target, B_crit and its
+    interval ([] without one)."""
+    for arm, result in sorted((time_to_target or {}).items()):
+        rows = (result.get("metrics") or {}).get("is_mean") or []
+        fits = [dict(target=r["target"], b_crit=r["fit"]["b_crit"], ci=r["fit"]["b_crit_ci"],
+                     arm=arm) for r in rows if r.get("fit") and not r["fit"]["at_bound"]]
+        if fits:
+            return fits
+    return []
 
 
 def _cell(e: dict) -> str:
@@ -106,19 +91,18 @@ def table(found: list[dict]) -> list[str]:
     return lines
 
 
-def _judge(predicted: list[int], rows: list[dict], measured: int | None, how: str) -> str:
-    """How one player's predicted critical batches fare against the sweep's."""
+def _judge(predicted: list[int], measured: list[dict]) -> str:
+    """How one player's predicted critical batches fare against the fitted B_crit."""
     if not predicted:
         return "gives no prediction (no positive |G|^2 over its window)"
-    if measured is None and "largest batch" in how:
-        if predicted[-1] * 2 >= max(r["batch"] for r in rows):
-            return "does not contradict it (within one doubling of the largest batch, or beyond)"
-        return "disagrees: it puts diminishing returns well below the largest batch"
-    if measured is None:
-        return "cannot be tested by this sweep"
-    if predicted[0] / 2 <= measured <= predicted[-1] * 2:
-        return "agrees (within one doubling)"
-    return "disagrees (more than one doubling away)"
+    if not measured:
+        return "cannot be tested without a time-to-target arm"
+    low = min((m["ci"] or (m["b_crit"],))[0] for m in measured)
+    high = max((m["ci"] or (None, m["b_crit"]))[-1] for m in measured)
+    if low / 2 <= predicted[-1] and predicted[0] <= high * 2:
+        return (f"agrees (within one doubling of the measured {low:.0f} to {high:.0f})")
+    side = "below" if predicted[-1] < low / 2 else "above"
+    return f"disagrees: more than one doubling {side} the measured {low:.0f} to {high:.0f}"
 
 
 def _span(predicted: list[int]) -> str:
@@ -127,24 +111,29 @@ def _span(predicted: list[int]) -> str:
     return str(predicted[0]) if len(predicted) == 1 else f"{predicted[0]} to {predicted[-1]}"
 
 
-def comparison(found: list[dict], rows: list[dict]) -> str:
-    """The paragraph: each player's prediction against the sweep's measured gains, agreement or
-    disagreement said plainly, with the caveats."""
-    measured, how = measured_critical_batch(rows)
+def comparison(found: list[dict], measured: list[dict]) -> str:
+    """The paragraph: each player's prediction against the critical batch measured from steps
+    to target (measured_b_crit), agreement or disagreement said plainly, with the caveats."""
     predicted = {p: sorted({c for m in found if (c := predicted_critical_batch(
         m["summary"][p].get("b_simple")))}) for p in PLAYERS}
-    found_text = f"so the measured critical batch is {measured}" if measured else ""
-    text = (f"Measured: {how}{', ' + found_text if found_text else ''}. Predicted (the power of "
-            f"two nearest B_simple, per run): D {_span(predicted['d'])}, G "
-            f"{_span(predicted['g'])}. D's prediction "
-            f"{_judge(predicted['d'], rows, measured, how)}; G's "
-            f"{_judge(predicted['g'], rows, measured, how)}.")
+    if measured:
+        how = (f"Measured (steps to IS targets, arm '{measured[0]['arm']}', McCandlish's fit "
+               f"S = S_min (1 + B_crit / B)): B_crit from {measured[0]['b_crit']:.0f} at IS "
+               f"{measured[0]['target']:.1f} to {measured[-1]['b_crit']:.0f} at IS "
+               f"{measured[-1]['target']:.1f}")
+    else:
+        how = ("Measured: nothing yet. The critical batch is where the steps to a target stop "
+               "halving as the batch doubles, so it needs runs trained to targets at constant "
+               "lr (the reference config's sweep 'constant_lr'); an equal-steps comparison "
+               "cannot give it")
+    text = (f"{how}. Predicted (the power of two nearest B_simple, per run): D "
+            f"{_span(predicted['d'])}, G {_span(predicted['g'])}. D's prediction "
+            f"{_judge(predicted['d'], measured)}; G's {_judge(predicted['g'], measured)}.")
     caveat = ("The paper's derivation assumes one loss minimised by SGD; GAN training is a "
               "two-player game whose players' gradients change each other's loss, so B_simple "
-              "of D and of G are each a one-player reading of a two-player game. The sweep "
-              "trains equal steps, so a larger batch also sees more images; the paper's critical "
-              "batch is where the steps to a target loss stop halving, and it finds B_noise "
-              "growing as training proceeds, so a measurement taken early predicts low.")
+              "of D and of G are each a one-player reading of a two-player game. The paper "
+              "finds B_noise growing as training proceeds, so a measurement taken early "
+              "predicts low.")
     return f"{text} {caveat}"
 
 
@@ -175,9 +164,10 @@ def figure(found: list[dict], path: str) -> None:
     grids.save_figure(fig, path)
 
 
-def critical_batch_markdown(points: list[Point], rows: list[dict], sweep_dir: str,
-                         out_dir: str) -> str:
-    """The section (a Markdown string starting with '## '); writes its figure into out_dir."""
+def critical_batch_markdown(points: list[Point], sweep_dir: str, out_dir: str,
+                            time_to_target: dict | None = None) -> str:
+    """The section (a Markdown string starting with '## '); writes its figure into out_dir.
+    `time_to_target`: the time-to-target section's results, whose fits are the measured side."""
     found = measurements(points, sweep_dir)
     lines = ["## Gradient noise scale and the critical batch", ""]
     if not found:
@@ -188,7 +178,7 @@ def critical_batch_markdown(points: list[Point], rows: list[dict], sweep_dir: st
         lines.append("- The sweep's points carry no noise-scale measurements; the rows come "
                      f"from noise-scale runs saved in {RUNS_DIR}/.")
     figure(found, os.path.join(out_dir, FIGURE))
-    lines += ["", *table(found), "", comparison(found, rows), "",
+    lines += ["", *table(found), "", comparison(found, measured_b_crit(time_to_target)), "",
               f"![B_simple vs steps]({FIGURE})"]
     commands = sorted({m["command"] for m in found if m.get("command")})
     if commands:

@@ -46,6 +46,10 @@ def _equal_images_figure(points, result: dict, out: str) -> None:
         plots.equal_images_curves(arms, os.path.join(out, EQUAL_IMAGES_FIGURE))
 
 
+def _steps(points, batch: int) -> int:
+    return max(p.record.steps for p in points if p.record.global_batch_size == batch)
+
+
 def write_report(sweep_dir: str) -> dict:
     loaded = records.load_points(sweep_dir)
     # time-to-target arms (each batch its own steps) have their own section, never the table's
@@ -53,21 +57,24 @@ def write_report(sweep_dir: str) -> dict:
         loaded, time_to_target_report.time_to_target_arms(sweep_dir))
     # one precision per comparison; the others meet it in the precision check only
     points, left_out = precision_check.split_by_precision(every_point)
-    table_points, _ = summary.split_by_budget(points)
+    table_points, control_points = summary.split_by_budget(points)
     out = os.path.join(sweep_dir, "report")
     rows = summary.summarise(table_points)
+    control_rows = [(f"{r['batch']} x {_steps(control_points, r['batch']):,} (equal images)", r)
+                    for r in summary.summarise(control_points)] if control_points else []
     result = analysis.analyse(points)
     preset = points[0].config.preset if points else ""
-    sections = [tables.markdown_table(rows, table_points, preset)
+    sections = [tables.markdown_table(rows, table_points, preset, control_rows)
                 + (f"\n{left_out}\n" if left_out else ""),
                 analysis.analysis_markdown(result)]
     # further sections (each a Markdown string starting with '## ') are appended here
-    sections.append(critical_batch.critical_batch_markdown(points, rows, sweep_dir, out))
+    target_md, target_result = time_to_target_report.section(sweep_dir, loaded, out)
+    sections.append(critical_batch.critical_batch_markdown(points, sweep_dir, out,
+                                                           target_result))
     check = precision_check.precision_check_markdown(every_point)
     if check:
         sections.append(check)
         result["precision_check"] = precision_check.check(every_point)
-    target_md, target_result = time_to_target_report.section(sweep_dir, loaded, out)
     if target_md:
         sections.append(target_md)
         result["time_to_target"] = target_result

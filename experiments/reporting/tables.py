@@ -94,14 +94,16 @@ def protocol_text(points: list[Point]) -> str:
             f"G ch {cfg.model.g_ch}, D ch {cfg.model.d_ch}, seeds {seeds}.")
 
 
-def markdown_table(rows, points, preset: str) -> str:
+def markdown_table(rows, points, preset: str, control_rows=()) -> str:
+    """`control_rows`: (label, summary row) of control arms (equal images), shown in the BN-mode
+    table beside the table's own rows."""
     out = io.StringIO()
     out.write("| " + " | ".join(COLUMNS) + " |\n")
     out.write("|" + "---|" * len(COLUMNS) + "\n")
     for cells in table_cells(rows):
         out.write("| " + " | ".join(cells) + " |\n")
     out.write("\n" + FOOTNOTE + "\n\n" + protocol_text(points) + "\n")
-    out.write(bn_mode_table(rows))
+    out.write(bn_mode_table(rows, control_rows))
     ref = PAPER_REFERENCE.get(preset)
     if ref:
         out.write("\nPaper reference:\n")
@@ -113,9 +115,10 @@ def markdown_table(rows, points, preset: str) -> str:
     return out.getvalue()
 
 
-def bn_mode_table(rows) -> str:
+def bn_mode_table(rows, control_rows=()) -> str:
     """Final checkpoints re-scored with other generator BN modes, beside the main mode."""
-    modes = sorted({m for r in rows for m in r.get("other_bn_modes", {})})
+    labelled = [(str(r["batch"]), r) for r in rows] + list(control_rows)
+    modes = sorted({m for _, r in labelled for m in r.get("other_bn_modes", {})})
     if not modes:
         return ""
     out = io.StringIO()
@@ -123,11 +126,11 @@ def bn_mode_table(rows) -> str:
               "(`moving`: running averages, as sngan_projection samples; `standing`: averages "
               "over fresh batches):\n\n| batch | mode | seeds | IS | FID | accuracy |\n"
               "|---|---|---|---|---|---|\n")
-    for r in rows:
+    for label, r in labelled:
         for mode in modes:
             m = r.get("other_bn_modes", {}).get(mode)
             if m:
-                out.write(f"| {r['batch']} | {mode} | {m['seeds']} | {_fmt(m['is_mean'])} | "
+                out.write(f"| {label} | {mode} | {m['seeds']} | {_fmt(m['is_mean'])} | "
                           f"{_fmt(m['fid'])} | {_fmt(m['acc'], 3)} |\n")
     return out.getvalue()
 

@@ -196,6 +196,35 @@ def _noise_lines(rows: list[dict]) -> list[str]:
     return lines + ["", noise_verdict(rows), ""]
 
 
+COUPLING_DIR = os.path.join("noise_scale", "coupling")  # SWEEP/noise_scale/coupling/*.json
+
+
+def coupling_lines(sweep_dir: str) -> list[str]:
+    """The estimator's coupling (shared batch statistics between its small batches), from
+    noise-scale runs saved in SWEEP/noise_scale/coupling/: one line per run."""
+    lines = []
+    for path in sorted(glob.glob(os.path.join(glob.escape(sweep_dir), COUPLING_DIR, "*.json"))):
+        run = records.read_json(path)
+        try:
+            ns = run["noise_scale"]
+            # older saves lack the field; their command says it
+            bn = run.get("bn_cross_replica",
+                         "bn_cross_replica=false" not in str(run.get("command", "")).lower())
+            cells = [f"{name} {ns[p]['b_simple']:.0f} [{ns[p]['ci_low']:.0f}, "
+                     f"{ns[p]['ci_high']:.0f}]" for p, name in (("d", "D"), ("g", "G"))]
+            lines.append(f"- {os.path.basename(path)}: batch {run['global_batch_size']}, "
+                         f"{run['steps']} steps, small batches from {ns['source']}, BN "
+                         f"statistics {'shared' if bn else 'per replica'}: B_simple "
+                         f"{', '.join(cells)}")
+        except (KeyError, TypeError, ValueError):
+            continue  # not a noise-scale result
+    if not lines:
+        return []
+    return ["The estimator's coupling (its small batches share batch-norm statistics): "
+            "B_simple with shared against independent statistics, from short runs:", "",
+            *lines, ""]
+
+
 def noise_verdict(rows: list[dict]) -> str:
     """Which player's B_simple, if either, falls inside the B_crit intervals; whether both
     grow with the target."""
@@ -479,6 +508,7 @@ def section(sweep_dir: str, points: list[Point], out_dir: str,
             md += _practical(rows, metric)
         md += ["### Noise scale against the critical batch", ""]
         md += _noise_lines(result["metrics"]["is_mean"])
+        md += coupling_lines(sweep_dir)
         md += _confound_lines(result["schedule_confound"], arm)
         for key, alt in (("hyperbolas", "steps vs images"), ("curves", "IS vs steps"),
                          ("b_crit", "B_crit vs target")):
@@ -489,9 +519,11 @@ def section(sweep_dir: str, points: list[Point], out_dir: str,
         if arm in full:
             continue
         if main_arm is None:
-            md += [f"## Time to target: probe arm '{arm}'", "",
-                   "No time-to-target arm with 3 or more batch sizes to compare it with yet.",
-                   ""]
+            sizes = sorted({p.record.global_batch_size for p in pts})
+            md += [f"## Time to target: arm '{arm}'", "",
+                   f"{len(pts)} finished point(s) at batch sizes {sizes}: steps to target are "
+                   "fitted once 3 or more batch sizes are in (an arm of fewer is compared with "
+                   "such an arm at its own batch size).", ""]
             continue
         res = probe(pts, results[main_arm], full[main_arm])
         results[arm] = res

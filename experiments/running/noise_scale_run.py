@@ -77,6 +77,7 @@ def measure(cfg: RunConfig, steps: int, out: str, replicator) -> dict:
                 replicator=cfg.train.replicator, replicas=replicator.num_replicas,
                 n_dis=cfg.train.n_dis, schedule_steps=cfg.train.steps,
                 lr_decay_start=cfg.train.lr_decay_start, seed=cfg.train.seed,
+                bn_cross_replica=cfg.model.bn_cross_replica, precision=cfg.train.precision,
                 steps=result.steps, diverged_at=result.diverged_at,
                 train_wall_time_s=round(result.wall_time_s, 3),
                 noise_scale=record.to_dict() if record else None,
@@ -96,6 +97,30 @@ def _estimate_line(player: str, e: dict) -> str:
             f"predicted critical batch ~ {crit}")
 
 
+TRADE_OFF_BATCHES = tuple(2 ** k for k in range(3, 13))  # 8 .. 4096
+
+
+def trade_off(b_noise: float, batches=TRADE_OFF_BATCHES) -> list[tuple[int, float, float]]:
+    """(batch, S / S_min, E / E_min) if B_crit were `b_noise`: McCandlish's
+    S = S_min (1 + B_noise / B) and E = E_min (1 + B / B_noise)."""
+    return [(b, 1 + b_noise / b, 1 + b / b_noise) for b in batches]
+
+
+def trade_off_lines(ns: dict) -> list[str]:
+    """The trade-off each player's B_simple implies, one row per power-of-two batch."""
+    players = [p for p in noise_scale.PLAYERS if (ns[p]["b_simple"] or 0) > 0]
+    if not players:
+        return []
+    head = " | ".join(f"{PLAYER_NAMES[p]}: steps/S_min  images/E_min" for p in players)
+    lines = ["trade-off implied if the critical batch were B_simple (steps relative to S_min, "
+             "images relative to E_min):", f"  batch | {head}"]
+    rows = {p: trade_off(ns[p]["b_simple"]) for p in players}
+    for i, b in enumerate(TRADE_OFF_BATCHES):
+        cells = " | ".join(f"{rows[p][i][1]:13.2f}  {rows[p][i][2]:12.2f}" for p in players)
+        lines.append(f"  {b:5d} | {cells}")
+    return lines
+
+
 def describe(result: dict) -> str:
     """The estimate in a few lines, for the terminal."""
     head = (f"noise scale: preset {result['preset']}, batch {result['global_batch_size']}, "
@@ -109,6 +134,7 @@ def describe(result: dict) -> str:
              f"{ns['d']['window_start']}), every {ns['every']} steps; small batches: "
              f"{ns['source']}"]
     lines += [_estimate_line(p, ns[p]) for p in noise_scale.PLAYERS]
+    lines += trade_off_lines(ns)
     lines.append("(McCandlish et al. 2018, arXiv 1812.06162: the critical batch is near "
                  "B_noise; their derivation assumes one loss, a GAN has two players)")
     return "\n".join(lines)

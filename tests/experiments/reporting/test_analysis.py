@@ -1,4 +1,6 @@
 """The study's answer from in-memory points: comparisons, verdicts, noise and plateaus."""
+import math
+
 import numpy as np
 import pytest
 from fake_results import make_point
@@ -82,17 +84,18 @@ def test_equal_images_comparison_pairs_controls_with_the_same_images():
     assert "no batch-512 point saw the same 89,600 images" in note
 
 
-def test_unequal_arms_below_the_exact_minimum_are_not_said_to_miss_p_05():
-    # 3 controls vs 6 seeds at 512: the floor is 2/C(9,3) = 0.024, yet 3 < 5 seeds: not run
+def test_the_exact_test_runs_whenever_its_floor_is_below_p_05():
+    # 3 controls vs 6 seeds at 512: the floor is 2/C(9,3) = 0.024 < 0.05, so it runs
     controls = [make_point(64, s, 5.0 + 0.1 * s, 700.0, accuracy=0.6, steps=800,
                            budget="equal_images") for s in range(3)]
     result = analysis.analyse(sweep(seeds=6) + controls)
     exact = result["comparisons"][1]["metrics"]["is"]["exact"]
-    assert (exact["n_a"], exact["n_b"], exact["p_value"]) == (3, 6, None)
+    assert (exact["n_a"], exact["n_b"]) == (3, 6)
     assert exact["smallest_p"] == pytest.approx(2 / 84)
+    assert exact["p_value"] == pytest.approx(2 / 84)  # complete separation: the floor
     md = analysis.analysis_markdown(result)
-    assert "needs at least 5 seeds per arm (here 3 vs 6)." in md
-    assert "3 vs 6 cannot reach" not in md
+    assert "Exact test (Mann-Whitney U" in md and "cannot reach" not in md.split(
+        "Equal images")[-1]
 
 
 def test_seed_spread_is_the_floor_and_evaluation_noise_a_separate_line():
@@ -113,7 +116,10 @@ def test_trend_lines_report_which_fits():
     result = analysis.analyse(sweep())
     t = result["trends"]["is"]
     assert [(f["first"], f["last"]) for f in t["lines"]] == [(8, 512), (8, 64), (64, 512)]
-    assert t["lines"][0]["slope"] == pytest.approx(0.5)
+    # on log values, the scale of the intervals: the slope is the log change per doubling
+    xs = [math.log2(p.record.global_batch_size) for p in sweep()]
+    ys = [math.log(p.record.final.is_mean) for p in sweep()]
+    assert t["lines"][0]["slope"] == pytest.approx(np.polyfit(xs, ys, 1)[0])
     assert t["means_p"] == pytest.approx(2 / 5040) and t["spearman_p_at_floor"]
     md = analysis.analysis_markdown(result)
     assert "Monte Carlo p ≤ 1/10,001" in md and "exact p = 0.00040" in md

@@ -1,20 +1,13 @@
-"""The report's noise-scale section: the measured critical batch from IS gains per doubling,
-the prediction set against it (agreement and disagreement said plainly), the table, the figure,
+"""The report's noise-scale section: the critical batch measured from steps to target, the
+prediction set against it (agreement and disagreement said plainly), the table, the figure,
 and one line when the records carry no measurements."""
 import json
 import os
 
-import pytest
 from fake_results import make_point
 
 from experiments import records
 from experiments.reporting import critical_batch as ns
-
-V2_IS = {8: 2.812, 16: 2.665, 32: 3.166, 64: 3.738, 128: 4.264, 256: 5.126, 512: 5.582}
-
-
-def rows(is_by_batch):
-    return [dict(batch=b, is_mean=v) for b, v in sorted(is_by_batch.items())]
 
 
 def summary(b_d, b_g, every=10):
@@ -27,44 +20,45 @@ def summary(b_d, b_g, every=10):
                 d=est(b_d), g=est(b_g))
 
 
-def test_gains_per_doubling_by_hand():
-    gains = ns.gains_per_doubling(rows({8: 1.0, 16: 2.0, 64: 2.5}))
-    assert [(g["low"], g["high"]) for g in gains] == [(8, 16), (16, 64)]
-    assert [g["gain"] for g in gains] == pytest.approx([1.0, 0.25])  # 0.5 over two doublings
+def measured(*b_crits):
+    """A time-to-target section's results: fitted B_crit (interval 0.8x to 1.25x) per target."""
+    return {"constant_lr": {"metrics": {"is_mean": [
+        dict(target=3.0 + 0.5 * i, fit=dict(b_crit=b, b_crit_ci=[0.8 * b, 1.25 * b],
+                                            at_bound=""))
+        for i, b in enumerate(b_crits)] + [dict(target=9.0, fit=None)]}}}
 
 
-def test_measured_critical_batch_is_where_the_gain_falls_below_half_its_peak():
-    batch, how = ns.measured_critical_batch(rows({8: 1.0, 16: 2.0, 32: 3.0, 64: 3.2, 128: 3.3}))
-    assert batch == 32  # gains 1, 1, 0.2, 0.1: the first below 0.5 starts at 32
-    assert "peaks at +1.00 (8 -> 16)" in how and "falls to +0.20 from 32 to 64" in how
-    # the committed v2 sweep: peak +0.86 (128 -> 256), then +0.46 (256 -> 512) > 0.43
-    batch, how = ns.measured_critical_batch(rows(V2_IS))
-    assert batch is None and "stays above half of it up to the largest batch, 512" in how
-    assert ns.measured_critical_batch(rows({8: 3.0, 16: 2.0}))[0] is None
+def test_the_measured_side_is_the_fitted_critical_batch():
+    fits = ns.measured_b_crit(measured(40.0, 80.0))
+    assert [(m["target"], m["b_crit"], m["arm"]) for m in fits] == [
+        (3.0, 40.0, "constant_lr"), (3.5, 80.0, "constant_lr")]
+    assert ns.measured_b_crit(None) == [] and ns.measured_b_crit({}) == []
 
 
 def test_comparison_says_plainly_whether_each_player_agrees():
-    falls_at_32 = rows({8: 1.0, 16: 2.0, 32: 3.0, 64: 3.2, 128: 3.3})
-    agree = ns.comparison([dict(summary=summary(20.0, 40.0))], falls_at_32)
-    assert "so the measured critical batch is 32" in agree
-    assert "Predicted (the power of two nearest B_simple, per run): D 16, G 32." in agree
-    assert "D's prediction agrees (within one doubling); G's agrees" in agree
+    fits = ns.measured_b_crit(measured(40.0, 80.0))  # intervals 32 to 100
+    agree = ns.comparison([dict(summary=summary(20.0, 64.0))], fits)
+    assert "B_crit from 40 at IS 3.0 to 80 at IS 3.5" in agree
+    assert "Predicted (the power of two nearest B_simple, per run): D 16, G 64." in agree
+    assert "D's prediction agrees (within one doubling of the measured 32 to 100)" in agree
+    assert "G's agrees" in agree
     assert "two-player game" in agree and "one loss" in agree
-    two_runs = [dict(summary=summary(20.0, 500.0)), dict(summary=summary(10.0, 700.0))]
-    mixed = ns.comparison(two_runs, falls_at_32)
-    assert "D 8 to 16, G 512" in mixed
-    assert "D's prediction agrees" in mixed and "G's disagrees (more than one doubling" in mixed
-    # v2 keeps gaining up to 512: a prediction of 16 is contradicted, one of 512 is not
-    v2 = ns.comparison([dict(summary=summary(5.0, 400.0))], rows(V2_IS))
-    assert "D's prediction disagrees: it puts diminishing returns well below" in v2
-    assert "G's does not contradict it" in v2
-    assert "D none, G none" in ns.comparison([dict(summary=summary(None, None))], rows(V2_IS))
+    two_runs = [dict(summary=summary(4.0, 500.0)), dict(summary=summary(5.0, 700.0))]
+    mixed = ns.comparison(two_runs, fits)
+    assert "D 4" in mixed and "G 512" in mixed
+    assert "D's prediction disagrees: more than one doubling below the measured 32 to 100" \
+        in mixed
+    assert "G's disagrees: more than one doubling above the measured 32 to 100" in mixed
+    # nothing measured yet: said, and nothing judged
+    none = ns.comparison([dict(summary=summary(5.0, 400.0))], [])
+    assert "Measured: nothing yet" in none and "an equal-steps comparison cannot give it" in none
+    assert "D's prediction cannot be tested without a time-to-target arm" in none
+    assert "D none, G none" in ns.comparison([dict(summary=summary(None, None))], fits)
 
 
 def test_section_without_measurements_is_one_line(tmp_path):
     points = [make_point(64, 0, 4.0, 40.0), make_point(512, 0, 6.0, 20.0)]
-    md = ns.critical_batch_markdown(points, rows({64: 4.0, 512: 6.0}), str(tmp_path),
-                                 str(tmp_path / "report"))
+    md = ns.critical_batch_markdown(points, str(tmp_path), str(tmp_path / "report"))
     body = [line for line in md.splitlines()[1:] if line]
     assert md.startswith("## ") and len(body) == 1 and "no noise-scale measurements" in body[0]
     assert not os.path.exists(tmp_path / "report" / ns.FIGURE)
@@ -81,9 +75,8 @@ def test_section_with_saved_runs_and_measured_points(tmp_path):
     measured = make_point(64, 0, 4.0, 40.0)
     measured = records.Point(measured.dir, measured.config, measured.record.replace(
         noise_scale=records.NoiseScale.from_dict(summary(20.0, None))), measured.history)
-    md = ns.critical_batch_markdown([measured, make_point(512, 0, 6.0, 20.0)],
-                                 rows({64: 4.0, 512: 6.0}), str(tmp_path),
-                                 str(tmp_path / "report"))
+    md = ns.critical_batch_markdown([measured, make_point(512, 0, 6.0, 20.0)], str(tmp_path),
+                                    str(tmp_path / "report"))
     table = [line for line in md.splitlines() if line.startswith("| 64") or
              line.startswith("| 512")]
     assert table == ["| 64 | sweep, seed 0 | 100 | 20 [16, 26] | undefined | 16 / - |",

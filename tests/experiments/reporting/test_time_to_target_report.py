@@ -116,3 +116,22 @@ def test_the_report_keeps_the_arm_out_of_the_main_tables(sweep):
         saved = json.load(f)
     assert not math.isnan(saved["time_to_target"]["constant_lr"]["metrics"]["is_mean"][0]
                           ["fit"]["b_crit"])
+
+
+def test_the_estimators_coupling_runs_are_listed_beside_the_comparison(sweep):
+    def run(name, source, g, **extra):
+        est = dict(b_simple=g, ci_low=g / 2, ci_high=g * 2)
+        files.atomic_write_json(os.path.join(sweep, ttt.COUPLING_DIR, name), dict(
+            global_batch_size=64, steps=300, noise_scale=dict(
+                source=source, d=dict(b_simple=4.0, ci_low=3.0, ci_high=5.0), g=est), **extra))
+    run("a_shared.json", "2 slices", 66.0, command="noise-scale --batch-size 64")
+    run("b_local.json", "replicas", 55.0,
+        command="noise-scale --set model.bn_cross_replica=false")
+    run("c_new.json", "replicas", 60.0, bn_cross_replica=False)
+    lines = ttt.coupling_lines(sweep)
+    assert lines[2] == ("- a_shared.json: batch 64, 300 steps, small batches from 2 slices, BN "
+                        "statistics shared: B_simple D 4 [3, 5], G 66 [33, 132]")
+    assert "BN statistics per replica: B_simple D 4 [3, 5], G 55" in lines[3]
+    assert "statistics per replica" in lines[4]
+    md, _ = ttt.section(sweep, records.load_points(sweep), os.path.join(sweep, "r"), bootstrap=0)
+    assert "The estimator's coupling" in md

@@ -51,10 +51,23 @@ def test_describe_states_estimate_interval_and_prediction():
     assert "B_simple(D) = 21  [95% CI 15, 31], smoothed 22 ± 3; predicted critical batch ~ 16" \
         in text
     assert "B_simple(G): undefined" in text
+    # the trade-off D's 21.4 implies: at batch 8, S = S_min (1 + 21.4/8) = 3.675 S_min and
+    # E = E_min (1 + 8/21.4) = 1.37 E_min (printed to 2 places); G has no estimate, so no column
+    assert "  batch | D: steps/S_min  images/E_min" in text
+    assert "      8 |          3.67          1.37" in text
+    assert "   4096 |          1.01        192.40" in text
     result["noise_scale"]["g"] = estimate(300.0, 120.0, None)
     assert "B_simple(G) = 300  [95% CI 120, unbounded]; predicted critical batch ~ 256" \
         in noise_scale_run.describe(result)
     assert "no measurement" in noise_scale_run.describe(dict(result, noise_scale=None))
+
+
+def test_the_trade_off_is_mccandlish_s_and_e_with_b_noise_as_b_crit():
+    rows = dict((b, (s, e)) for b, s, e in noise_scale_run.trade_off(64.0))
+    assert rows[64] == (2.0, 2.0)  # at B = B_crit both are twice their minimum
+    assert rows[8] == (9.0, 1.125) and rows[512] == (1.125, 9.0)
+    for s, e in rows.values():
+        assert (s - 1) * (e - 1) == pytest.approx(1.0)
 
 
 @pytest.fixture
