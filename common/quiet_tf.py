@@ -7,26 +7,40 @@ The command line imports TensorFlow through here, with file descriptor 2 pointed
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+
+
+@contextlib.contextmanager
+def _stderr_to_devnull():
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def import_tensorflow(start_runtime: bool = True):
     """TensorFlow, imported quietly; with `start_runtime` its first op runs too (quietly).
     A multi-worker strategy must be created before that first op, so it passes False."""
     if "tensorflow" in sys.modules:
-        return sys.modules["tensorflow"]
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    sys.stderr.flush()
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        import tensorflow as tf
-        if start_runtime:
-            tf.constant(0)  # the runtime's own start-up notices come with the first op
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
+        tf = sys.modules["tensorflow"]
+    else:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        with _stderr_to_devnull():
+            import tensorflow as tf
+    if start_runtime:
+        start_tensorflow_runtime()
     return tf
+
+
+def start_tensorflow_runtime() -> None:
+    """The runtime's first op; its own start-up notices come with it, silenced likewise."""
+    with _stderr_to_devnull():
+        sys.modules["tensorflow"].constant(0)

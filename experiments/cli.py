@@ -104,7 +104,8 @@ def cmd_sweep(args):
     from experiments.reporting.report import write_report
     run_sweep(spec, out, replicator, Evaluator(spec.base), calibrate=args.calibrate,
               restart=args.start_over)
-    write_report(out)
+    if replicator.worker_index == 0:  # the chief; the others keep only what resuming needs
+        write_report(out)
     return 0
 
 

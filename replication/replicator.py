@@ -270,6 +270,7 @@ def make_replicator(spec: str) -> Replicator:
     raises clusters.ClusterConfigError naming the variable at fault, before anything connects.
     """
     parsed = parse_spec(spec)
+    devices.probe_platforms(gpu_wanted=parsed.kind not in ("default", "cpu"))
     if parsed.kind == "auto":
         chosen, why = clusters.choose_auto(
             os.environ, lambda: len(tf.config.list_physical_devices("GPU")))

@@ -15,9 +15,12 @@ def start_replicator(spec: str):
     """`make_replicator(spec)`, after splitting the CPU for `cpu:N` and importing TensorFlow
     (its runtime started unless the spec may be one worker of several)."""
     parsed = parse_spec(spec)  # a malformed spec fails here, before TensorFlow
+    quiet_tf.import_tensorflow(start_runtime=False)
+    from replication import devices
+    devices.probe_platforms(gpu_wanted=parsed.kind not in ("default", "cpu"))
     if parsed.kind == "cpu" and parsed.count:
-        from replication.devices import configure_logical_cpus
-        configure_logical_cpus(parsed.count)
-    quiet_tf.import_tensorflow(start_runtime=not parsed.multi_worker)
+        devices.configure_logical_cpus(parsed.count)
+    if not parsed.multi_worker:
+        quiet_tf.start_tensorflow_runtime()
     from replication.replicator import make_replicator
     return make_replicator(spec)

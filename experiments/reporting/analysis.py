@@ -225,14 +225,17 @@ def _comparison_markdown(c: dict) -> list[str]:
     for v in c["verdicts"]:
         lines.append(f"- **{v['text']}**" if v["primary"] else f"- {v['text']}")
     metrics = c["metrics"]
-    exact = [(m, d["exact"]) for m, d in metrics.items()]
-    if exact and all(e["p_value"] is not None for _, e in exact):
+    # metrics may differ in seeds (a missing score): each line names the tests it speaks for
+    ran = [(m, d["exact"]) for m, d in metrics.items() if d["exact"]["p_value"] is not None]
+    skipped = [(m, d["exact"]) for m, d in metrics.items() if d["exact"]["p_value"] is None]
+    if ran:
         lines.append("- Exact test (Mann-Whitney U, two-sided, distribution-free): " + "; ".join(
-            f"{NAMES[m]} U = {e['u']:.0f}, p = {_p(e['p_value'])}" for m, e in exact)
-            + f" (smallest attainable p = {_p(exact[0][1]['smallest_p'])}).")
-    elif exact:
-        e = exact[0][1]
-        lines.append(f"- Exact test not run: {e['n_a']} vs {e['n_b']} seeds cannot reach "
+            f"{NAMES[m]} U = {e['u']:.0f}, p = {_p(e['p_value'])}" for m, e in ran)
+            + f" (smallest attainable p = {_p(ran[0][1]['smallest_p'])}).")
+    if skipped:
+        e = skipped[0][1]
+        which = f" for {', '.join(NAMES[m] for m, _ in skipped)}" if ran else ""
+        lines.append(f"- Exact test not run{which}: {e['n_a']} vs {e['n_b']} seeds cannot reach "
                      f"p < {statistics.ALPHA:g} (smallest attainable two-sided p = "
                      f"{_p(e['smallest_p'])}).")
     paired = [(m, d["paired"]) for m, d in metrics.items() if d["paired"]]
@@ -288,8 +291,9 @@ def _plateau_lines(result: dict) -> list[str]:
         flat = [c["seed"] for c in g["curves"] if c["flattened"]]
         which = f" (seed{'s' if len(flat) > 1 else ''} {', '.join(map(str, flat))})" if flat \
             else ""
+        curves = "curve" if len(g["curves"]) == 1 else "curves"
         lines.append(head + f" vs seed spread {g['seed_sd']:.2f}: {len(flat)} of "
-                     f"{len(g['curves'])} curves flattened{which}.")
+                     f"{len(g['curves'])} {curves} flattened{which}.")
     return lines
 
 
@@ -317,17 +321,20 @@ def analysis_markdown(result: dict) -> str:
         lines.append("")
     noise = []
     for metric, s in result["seed_spread"].items():
-        if s:
+        if s:  # one batch size with several seeds: one value, no median or range
+            cv = (f"{100 * s['median_cv']:.1f}% (one batch size)" if s["batch_sizes"] == 1
+                  else f"median {100 * s['median_cv']:.1f}%, range {100 * s['min_cv']:.1f}-"
+                  f"{100 * s['max_cv']:.1f}% over {s['batch_sizes']} batch sizes")
             noise.append(f"- Seed-to-seed spread of {NAMES[metric]} (the noise floor a "
-                         f"difference must clear): coefficient of variation median "
-                         f"{100 * s['median_cv']:.1f}%, range {100 * s['min_cv']:.1f}-"
-                         f"{100 * s['max_cv']:.1f}% over {s['batch_sizes']} batch sizes.")
+                         f"difference must clear): coefficient of variation {cv}.")
     for metric, e in result["evaluation_noise"].items():
-        if e:
+        if e:  # likewise one point: one value
+            cv = (f"coefficient of variation {100 * e['median_cv']:.2f}%" if e["points"] == 1
+                  else f"median coefficient of variation {100 * e['median_cv']:.2f}% (max "
+                  f"{100 * e['max_cv']:.2f}%)")
             noise.append(f"- Evaluation noise of {NAMES[metric]} (one checkpoint, several "
-                         f"evaluation seeds, {e['points']} points; a separate, smaller floor): "
-                         f"median coefficient of variation {100 * e['median_cv']:.2f}% (max "
-                         f"{100 * e['max_cv']:.2f}%).")
+                         f"evaluation seeds, {e['points']} point{'s' * (e['points'] > 1)}; a "
+                         f"separate, smaller floor): {cv}.")
     if noise:
         lines += ["### Noise", ""] + noise + [""]
     if result["plateau"]:

@@ -91,18 +91,24 @@ def table(found: list[dict]) -> list[str]:
     return lines
 
 
+def _range(low: float, high: float) -> str:
+    """'32 to 100', or one number when both ends round alike (one fit without an interval)."""
+    return f"{low:.0f}" if f"{low:.0f}" == f"{high:.0f}" else f"{low:.0f} to {high:.0f}"
+
+
 def _judge(predicted: list[int], measured: list[dict]) -> str:
-    """How one player's predicted critical batches fare against the fitted B_crit."""
+    """How one player's predicted critical batches fare against the fitted B_crit: a verb
+    phrase completing "D's prediction ..."."""
     if not predicted:
-        return "gives no prediction (no positive |G|^2 over its window)"
+        return "is missing (no positive |G|^2 over its window)"
     if not measured:
         return "cannot be tested without a time-to-target arm"
     low = min((m["ci"] or (m["b_crit"],))[0] for m in measured)
     high = max((m["ci"] or (None, m["b_crit"]))[-1] for m in measured)
     if low / 2 <= predicted[-1] and predicted[0] <= high * 2:
-        return (f"agrees (within one doubling of the measured {low:.0f} to {high:.0f})")
+        return f"agrees (within one doubling of the measured {_range(low, high)})"
     side = "below" if predicted[-1] < low / 2 else "above"
-    return f"disagrees: more than one doubling {side} the measured {low:.0f} to {high:.0f}"
+    return f"disagrees: more than one doubling {side} the measured {_range(low, high)}"
 
 
 def _span(predicted: list[int]) -> str:
@@ -117,10 +123,10 @@ def comparison(found: list[dict], measured: list[dict]) -> str:
     predicted = {p: sorted({c for m in found if (c := predicted_critical_batch(
         m["summary"][p].get("b_simple")))}) for p in PLAYERS}
     if measured:
+        at = [f"{m['b_crit']:.0f} at IS {m['target']:.1f}" for m in measured]
         how = (f"Measured (steps to IS targets, arm '{measured[0]['arm']}', McCandlish's fit "
-               f"S = S_min (1 + B_crit / B)): B_crit from {measured[0]['b_crit']:.0f} at IS "
-               f"{measured[0]['target']:.1f} to {measured[-1]['b_crit']:.0f} at IS "
-               f"{measured[-1]['target']:.1f}")
+               "S = S_min (1 + B_crit / B)): B_crit "
+               + (at[0] if len(at) == 1 else f"from {at[0]} to {at[-1]}"))  # one fit: no range
     else:
         how = ("Measured: nothing yet. The critical batch is where the steps to a target stop "
                "halving as the batch doubles, so it needs runs trained to targets at constant "
@@ -128,7 +134,8 @@ def comparison(found: list[dict], measured: list[dict]) -> str:
                "cannot give it")
     text = (f"{how}. Predicted (the power of two nearest B_simple, per run): D "
             f"{_span(predicted['d'])}, G {_span(predicted['g'])}. D's prediction "
-            f"{_judge(predicted['d'], measured)}; G's {_judge(predicted['g'], measured)}.")
+            f"{_judge(predicted['d'], measured)}; G's prediction "
+            f"{_judge(predicted['g'], measured)}.")
     caveat = ("The paper's derivation assumes one loss minimised by SGD; GAN training is a "
               "two-player game whose players' gradients change each other's loss, so B_simple "
               "of D and of G are each a one-player reading of a two-player game. The paper "

@@ -127,7 +127,16 @@ def precision_check_markdown(points: list[Point]) -> str:
                      f"{_cell(r['float32_mean'], r['float32_sd'], fmt)} | "
                      f"{_cell(r['mean'], r['sd'], fmt)} | {ratio} | {verdict} |")
     lines.append("")
-    lines.append(f"Reduced precision moves {', '.join(moved)} by more than the seed spread: "
-                 "the study keeps float32 for its comparisons." if moved else
-                 "No score moves by more than the float32 seeds' spread.")
+    # one float32 seed has no spread: such rows ('-') are not called unmoved
+    judged = sum(r["beyond_seed_spread"] is not None for r in rows)
+    if moved:
+        lines.append(f"Reduced precision moves {', '.join(moved)} by more than the seed "
+                     "spread: the study keeps float32 for its comparisons.")
+    elif judged:
+        lines.append("No score moves by more than the float32 seeds' spread." + (
+            "" if judged == len(rows) else " Rows marked '-' have one float32 seed, so no "
+            "spread to judge them by."))
+    else:
+        lines.append("No shift can be judged: each comparison has one float32 seed, so no "
+                     "seed spread to measure it against.")
     return "\n".join(lines + [""])

@@ -215,7 +215,7 @@ def coupling_lines(sweep_dir: str) -> list[str]:
             lines.append(f"- {os.path.basename(path)}: batch {run['global_batch_size']}, "
                          f"{run['steps']} steps, small batches from {ns['source']}, BN "
                          f"statistics {'shared' if bn else 'per replica'}: B_simple "
-                         f"{', '.join(cells)}")
+                         f"{', '.join(cells)}.")
         except (KeyError, TypeError, ValueError):
             continue  # not a noise-scale result
     if not lines:
@@ -234,20 +234,29 @@ def noise_verdict(rows: list[dict]) -> str:
     parts = []
     for p, name in (("d", "D"), ("g", "G")):
         pairs = [(r, r["b_simple"][p]) for r in fitted if r["b_simple"].get(p)]
+        if not pairs:  # not "inside at 0 of 0 targets"
+            parts.append(f"{name}'s B_simple has no reading at the fitted targets")
+            continue
         inside = sum(r["fit"]["b_crit_ci"][0] <= n["geomean"] <= r["fit"]["b_crit_ci"][1]
                      for r, n in pairs)
         ratios = [n["geomean"] / r["fit"]["b_crit"] for r, n in pairs]
-        span = (f"B_simple / B_crit from {min(ratios):.2g} to {max(ratios):.2g}"
-                if ratios else "no readings")
+        low, high = f"{min(ratios):.2g}", f"{max(ratios):.2g}"
+        span = low if low == high else f"from {low} to {high}"
         parts.append(f"{name}'s B_simple lies inside the B_crit interval at {inside} of "
-                     f"{len(pairs)} targets ({span})")
+                     f"{len(pairs)} target{'s' * (len(pairs) > 1)} (B_simple / B_crit {span})")
     crit = [r["fit"]["b_crit"] for r in fitted]
-    grow = "grows" if len(crit) > 1 and crit[-1] > crit[0] else "does not grow"
+    if len(crit) == 1:  # one fitted target: no trend to read, not "does not grow"
+        return (f"{'; '.join(parts)}. One target has a bounded B_crit fit ({crit[0]:.0f}), so "
+                "whether B_crit and B_simple grow with the target cannot be read here. One "
+                "player's B_simple is a one-player reading of a two-player game.")
+    grow = "grows" if crit[-1] > crit[0] else "does not grow"
     noise_g = [r["b_simple"]["g"]["geomean"] for r in fitted if r["b_simple"].get("g")]
     noise_d = [r["b_simple"]["d"]["geomean"] for r in fitted if r["b_simple"].get("d")]
 
     def trend(v):
-        return "grows" if len(v) > 1 and v[-1] > v[0] else "does not grow"
+        if len(v) < 2:
+            return "has fewer than two readings"
+        return "grows" if v[-1] > v[0] else "does not grow"
     return (f"{'; '.join(parts)}. From the lowest to the highest target the fitted B_crit "
             f"{grow} ({crit[0]:.0f} -> {crit[-1]:.0f}); B_simple of D {trend(noise_d)} and of "
             f"G {trend(noise_g)} (the paper reports both B_crit and B_noise growing as "
@@ -293,19 +302,30 @@ def schedule_confound(arm_points: list[Point], others: list[Point]) -> dict | No
 def _confound_lines(conf: dict | None, arm: str) -> list[str]:
     if conf is None:
         return ["No decayed-lr points of the same precision to compare the schedule with.", ""]
+    # no batch evaluated at the step in both schedules: said, not a colon with nothing after
     lines = [f"### The schedule confound ({conf['precision']})", "",
              f"IS at step {CONFOUND_STEP}: the decayed-lr points (lr linearly to 0 from step "
              f"{'/'.join(str(d) for d in conf['decay_starts'])}) "
-             f"against the '{arm}' arm (lr constant), same precision:", ""]
+             f"against the '{arm}' arm (lr constant), same precision"
+             + (":" if conf["at_step"] else f"; no batch size has IS at step {CONFOUND_STEP} "
+                "in both."), ""]
+
+    def seeds(values):
+        return f"{len(values)} seed{'s' * (len(values) > 1)}"
     for b, d in conf["at_step"].items():
         r = d["ratio"]
+        # one seed on a side has no interval: said, not "[-, -]"
+        ci = (f" [{_fmt(r['low'], '.3f')}, {_fmt(r['high'], '.3f')}]" if math.isfinite(r["low"])
+              else " (no interval: one seed on a side)")
         lines.append(f"- batch {b}: decayed {np.mean(d['decayed']):.2f} "
-                     f"({len(d['decayed'])} seeds), constant {np.mean(d['constant']):.2f} "
-                     f"({len(d['constant'])} seeds): constant / decayed "
-                     f"{r['ratio']:.3f} [{_fmt(r['low'], '.3f')}, {_fmt(r['high'], '.3f')}]")
+                     f"({seeds(d['decayed'])}), constant {np.mean(d['constant']):.2f} "
+                     f"({seeds(d['constant'])}): constant / decayed {r['ratio']:.3f}{ci}.")
+    steps = sorted({int(s) for d in conf["ratio_512_64"].values() for s in d})
+    if not steps:
+        return lines + ["", f"No evaluation step has IS at both batch {BASE_BATCH} and batch "
+                        "512 in either schedule.", ""]
     lines += ["", "IS ratio batch 512 / batch 64 at each evaluation step (geometric means, "
               "Welch 95% interval):", "", "| step | decayed lr | constant lr |", "|---|---|---|"]
-    steps = sorted({int(s) for d in conf["ratio_512_64"].values() for s in d})
     for s in steps:
         cells = []
         for name in ("decayed", "constant"):
@@ -406,14 +426,22 @@ def headline(result: dict) -> str:
         return "No IS target is reached by both batch 64 and batch 512 with every seed."
     r, u = best
     f = r["fit"]
-    ci = f" [{u['ci'][0]:.2f}, {u['ci'][1]:.2f}]" if u["ci"] else ""
-    text = (f"8x the batch (64 -> 512) buys {u['steps_saved']:.2f}x fewer steps to IS "
-            f"{r['target']:.1f}{ci}, spending {u['images_spent']:.2f}x the images")
+    saved, ci = u["steps_saved"], u["ci"]
+    if saved >= 1:
+        buys = f"buys {saved:.2f}x fewer steps"
+    else:  # not "0.80x fewer": the bigger batch needed more steps
+        buys, ci = f"needs {1 / saved:.2f}x more steps", ci and (1 / ci[1], 1 / ci[0])
+    ci = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+    text = (f"8x the batch (64 -> 512) {buys} to IS {r['target']:.1f}{ci}, spending "
+            f"{u['images_spent']:.2f}x the images")
     if f and not f["at_bound"]:
-        crits = [x["fit"]["b_crit"] for x in rows if x["fit"] and not x["fit"]["at_bound"]]
-        text += (f"; the measured critical batch there is {f['b_crit']:.0f}"
-                 f"{_ci(f['b_crit_ci'])}, from {crits[0]:.0f} at IS {rows[0]['target']:.1f} "
-                 f"to {crits[-1]:.0f} at the highest target")
+        # the span's ends are the first and last fitted targets, not rows[0] and rows[-1]
+        fitted = [x for x in rows if x["fit"] and not x["fit"]["at_bound"]]
+        text += f"; the measured critical batch there is {f['b_crit']:.0f}{_ci(f['b_crit_ci'])}"
+        if len(fitted) > 1:
+            lo, hi = fitted[0], fitted[-1]
+            text += (f", from {lo['fit']['b_crit']:.0f} at IS {lo['target']:.1f} to "
+                     f"{hi['fit']['b_crit']:.0f} at IS {hi['target']:.1f}")
     return text + "."
 
 
@@ -456,7 +484,7 @@ def _probe_lines(arm: str, main_arm: str, res: dict) -> list[str]:
         state = (f"diverged at step {p['diverged_at']}" if p["status"] != "done"
                  else f"final IS {_fmt(p['final_is'], '.2f')}")
         lines.append(f"- {p['point']}: batch {p['batch']}, G lr {p['g_lr']:.3g}, D lr "
-                     f"{p['d_lr']:.3g}, {state}")
+                     f"{p['d_lr']:.3g}, {state}.")
     if res["targets"]:
         lines += ["", f"Steps to each IS target at the same batch (geometric mean over seeds; "
                   f"'>' censored): {main_arm} vs {arm}, and the steps saved by {arm}:", "",
@@ -520,8 +548,9 @@ def section(sweep_dir: str, points: list[Point], out_dir: str,
             continue
         if main_arm is None:
             sizes = sorted({p.record.global_batch_size for p in pts})
+            at = f"batch size{'s' * (len(sizes) > 1)} {', '.join(map(str, sizes))}"
             md += [f"## Time to target: arm '{arm}'", "",
-                   f"{len(pts)} finished point(s) at batch sizes {sizes}: steps to target are "
+                   f"{len(pts)} finished point(s) at {at}: steps to target are "
                    "fitted once 3 or more batch sizes are in (an arm of fewer is compared with "
                    "such an arm at its own batch size).", ""]
             continue

@@ -58,13 +58,16 @@ def training_input_fn(cfg: RunConfig):
                                            seed=cfg.train.seed, skip_batches=skip)
 
 
-def save_samples(sampler, cfg: RunConfig, run_dir: str, step: int) -> None:
+def save_samples(sampler, cfg: RunConfig, run_dir: str, step: int, figure: bool = True) -> None:
+    """The samples as arrays, and (`figure`: on the chief only) as the class grid figure."""
     samples_dir = os.path.join(run_dir, records.SAMPLES)
     comparison = comparison_samples(sampler, cfg)
     grid = class_grid_samples(sampler, cfg)
     with files.atomic_writer(os.path.join(samples_dir, "samples.npz"), "wb") as f:
         np.savez_compressed(f, comparison=grids.to_uint8(comparison),
                             class_grid=grids.to_uint8(grid))
+    if not figure:
+        return
     grids.save_class_grid(grid, os.path.join(samples_dir, "class_grid.png"),
                           title=f"batch {cfg.train.global_batch_size}, step {step}",
                           class_names=class_names(cfg.data.name, len(grid)))
@@ -167,7 +170,7 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
                 images_seen=final.images_seen, eval_seed=cfg.eval.seed + i))
             eval_time += time.perf_counter() - t
         save_samples(evaluator.sampler_for(trainer.sampling_generator, replicator), cfg,
-                     run_dir, result.steps)
+                     run_dir, result.steps, figure=replicator.worker_index == 0)
         digest = generator_io.save_generator_weights(trainer.sampling_generator,
                                                      os.path.join(run_dir, records.GENERATOR))
         record = PointRecord(status="done", final=final, replicates=replicates,

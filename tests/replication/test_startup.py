@@ -49,3 +49,17 @@ def test_in_a_running_session_it_builds_from_the_devices_already_split(spec, rep
 def test_a_malformed_spec_names_the_accepted_forms():
     with pytest.raises(SpecError, match="cpu:N"):
         start_replicator("cpus")
+
+
+@pytest.mark.parametrize("spec", ["default", "cpu:2"])
+def test_a_cpu_replicator_does_not_show_the_cuda_probe(spec):
+    """TensorFlow's E-level `failed call to cuInit` (no GPU driver) means nothing when no GPU
+    was asked for; on this CPU-only machine TensorFlow prints it at its first device listing."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "from replication.startup import start_replicator\n"
+         f"r = start_replicator({spec!r})\nprint(r.num_replicas)\n"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "cuInit" not in proc.stderr and "E0000" not in proc.stderr, proc.stderr[-2000:]
+

@@ -41,14 +41,15 @@ def test_comparison_says_plainly_whether_each_player_agrees():
     assert "B_crit from 40 at IS 3.0 to 80 at IS 3.5" in agree
     assert "Predicted (the power of two nearest B_simple, per run): D 16, G 64." in agree
     assert "D's prediction agrees (within one doubling of the measured 32 to 100)" in agree
-    assert "G's agrees" in agree
+    assert "G's prediction agrees" in agree
     assert "two-player game" in agree and "one loss" in agree
     two_runs = [dict(summary=summary(4.0, 500.0)), dict(summary=summary(5.0, 700.0))]
     mixed = ns.comparison(two_runs, fits)
     assert "D 4" in mixed and "G 512" in mixed
     assert "D's prediction disagrees: more than one doubling below the measured 32 to 100" \
         in mixed
-    assert "G's disagrees: more than one doubling above the measured 32 to 100" in mixed
+    assert "G's prediction disagrees: more than one doubling above the measured 32 to " \
+        "100" in mixed
     # nothing measured yet: said, and nothing judged
     none = ns.comparison([dict(summary=summary(5.0, 400.0))], [])
     assert "Measured: nothing yet" in none and "an equal-steps comparison cannot give it" in none

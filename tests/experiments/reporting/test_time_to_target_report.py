@@ -130,7 +130,7 @@ def test_the_estimators_coupling_runs_are_listed_beside_the_comparison(sweep):
     run("c_new.json", "replicas", 60.0, bn_cross_replica=False)
     lines = ttt.coupling_lines(sweep)
     assert lines[2] == ("- a_shared.json: batch 64, 300 steps, small batches from 2 slices, BN "
-                        "statistics shared: B_simple D 4 [3, 5], G 66 [33, 132]")
+                        "statistics shared: B_simple D 4 [3, 5], G 66 [33, 132].")
     assert "BN statistics per replica: B_simple D 4 [3, 5], G 55" in lines[3]
     assert "statistics per replica" in lines[4]
     md, _ = ttt.section(sweep, records.load_points(sweep), os.path.join(sweep, "r"), bootstrap=0)
