@@ -13,16 +13,25 @@ import sys
 
 
 @contextlib.contextmanager
-def _stderr_to_devnull():
+def stderr_to(fd: int):
+    """File descriptor 2 (where TensorFlow's C++ code writes) pointed at `fd` meanwhile."""
     sys.stderr.flush()
     saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, 2)
+        os.dup2(fd, 2)
         yield
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+@contextlib.contextmanager
+def _stderr_to_devnull():
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        with stderr_to(devnull):
+            yield
+    finally:
         os.close(devnull)
 
 

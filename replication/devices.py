@@ -7,11 +7,12 @@ replicators from subsets of them.
 """
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 
 import tensorflow as tf
+
+from common import quiet_tf
 
 
 def _cpu():
@@ -59,31 +60,24 @@ CUDA_PROBE_LINE = "failed call to cuInit"  # TensorFlow's E-level line on a mach
 _probed = False
 
 
-def probe_platforms(gpu_wanted: bool) -> None:
-    """Let TensorFlow enumerate its devices now (where it probes CUDA), once per process.
+def probe_platforms_without_cuda_line() -> None:
+    """Let TensorFlow enumerate its devices now (where it probes CUDA), once per process,
+    for a replicator that uses no GPU.
 
     On a machine without a GPU driver the probe prints an E-level `failed call to cuInit` line
     that no setting silences short of hiding every error (TF_CPP_MIN_LOG_LEVEL=3;
-    CUDA_VISIBLE_DEVICES does not: tensorflow/tensorflow#37689). When the replicator asks for
-    no GPU that line says nothing, so only it is dropped; every other line of the probe is
-    passed on. When a GPU is wanted, nothing is filtered: the line is then the first clue.
+    CUDA_VISIBLE_DEVICES does not: tensorflow/tensorflow#37689). For a CPU replicator that
+    line says nothing, so only it is dropped; every other line of the probe is passed on.
+    Replicators that may use a GPU never call this: there the line is the first clue, and
+    TensorFlow prints it when it first lists devices, after the cluster checks.
     """
     global _probed
     if _probed:
         return
     _probed = True
-    if gpu_wanted:
-        tf.config.list_physical_devices()
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:
-        os.dup2(captured.fileno(), 2)
-        try:
+        with quiet_tf.stderr_to(captured.fileno()):
             tf.config.list_physical_devices()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
         captured.seek(0)
         lines = captured.read().decode(errors="replace").splitlines(keepends=True)
     kept = "".join(line for line in lines if CUDA_PROBE_LINE not in line)

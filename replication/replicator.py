@@ -270,7 +270,8 @@ def make_replicator(spec: str) -> Replicator:
     raises clusters.ClusterConfigError naming the variable at fault, before anything connects.
     """
     parsed = parse_spec(spec)
-    devices.probe_platforms(gpu_wanted=parsed.kind not in ("default", "cpu"))
+    if parsed.cpu_only:  # other kinds let TensorFlow probe later, after their own checks
+        devices.probe_platforms_without_cuda_line()
     if parsed.kind == "auto":
         chosen, why = clusters.choose_auto(
             os.environ, lambda: len(tf.config.list_physical_devices("GPU")))

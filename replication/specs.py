@@ -49,6 +49,11 @@ class ReplicatorSpec:
         the replicator is built): such a process must not start TensorFlow's runtime first."""
         return self.kind in MULTI_WORKER_KINDS
 
+    @property
+    def cpu_only(self) -> bool:
+        """Whether the spec rules out a GPU (default, cpu, cpu:N); the others may use one."""
+        return self.kind in ("default", "cpu")
+
 
 def parse_spec(spec) -> ReplicatorSpec:
     if not isinstance(spec, str):

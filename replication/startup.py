@@ -17,7 +17,8 @@ def start_replicator(spec: str):
     parsed = parse_spec(spec)  # a malformed spec fails here, before TensorFlow
     quiet_tf.import_tensorflow(start_runtime=False)
     from replication import devices
-    devices.probe_platforms(gpu_wanted=parsed.kind not in ("default", "cpu"))
+    if parsed.cpu_only:  # before the CPU split; the other kinds probe after their checks
+        devices.probe_platforms_without_cuda_line()
     if parsed.kind == "cpu" and parsed.count:
         devices.configure_logical_cpus(parsed.count)
     if not parsed.multi_worker:
