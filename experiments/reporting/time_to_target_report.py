@@ -346,6 +346,14 @@ def figure_name(arm: str, key: str) -> str:
     return f"{arm}_{FIGURES[key]}"
 
 
+def _finish(fig, ax, path: str) -> None:
+    """The look the three figures share, then saved (PNG and PDF) and closed."""
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    grids.save_figure(fig, path)
+
+
 def figures(result: dict, points: list[Point], out_dir: str, arm: str) -> None:
     """S vs E per IS target with the fitted hyperbolas; IS vs steps with seed bands; B_crit
     and B_simple vs target."""
@@ -365,10 +373,7 @@ def figures(result: dict, points: list[Point], out_dir: str, arm: str) -> None:
             ax.plot(result["n_dis"] * bs * s, s, color=color, label=f"IS {r['target']:.1f}")
     ax.set(xscale="log", yscale="log", xlabel="real images seen by D (E)",
            ylabel="generator steps (S)", title="steps vs images to each IS target")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    grids.save_figure(fig, os.path.join(out_dir, figure_name(arm, "hyperbolas")))
+    _finish(fig, ax, os.path.join(out_dir, figure_name(arm, "hyperbolas")))
 
     fig, ax = plt.subplots(figsize=(6, 4))
     by_batch = defaultdict(list)
@@ -384,10 +389,7 @@ def figures(result: dict, points: list[Point], out_dir: str, arm: str) -> None:
         ax.fill_between(steps, vals.min(0), vals.max(0), color=color, alpha=0.2)
     ax.set(xscale="log", xlabel="generator steps", ylabel="IS",
            title="IS at constant lr (band: seeds' range)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    grids.save_figure(fig, os.path.join(out_dir, figure_name(arm, "curves")))
+    _finish(fig, ax, os.path.join(out_dir, figure_name(arm, "curves")))
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     t = [r["target"] for r in rows if r["fit"] and not r["fit"]["at_bound"]]
@@ -407,10 +409,7 @@ def figures(result: dict, points: list[Point], out_dir: str, arm: str) -> None:
                         capsize=3, label=f"B_simple {p.upper()}")
     ax.set(yscale="log", xlabel="IS target", ylabel="batch size",
            title="critical batch and noise scale vs target")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    grids.save_figure(fig, os.path.join(out_dir, figure_name(arm, "b_crit")))
+    _finish(fig, ax, os.path.join(out_dir, figure_name(arm, "b_crit")))
 
 
 def headline(result: dict) -> str:
