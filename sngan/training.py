@@ -37,7 +37,7 @@ import tensorflow as tf
 import replication
 from common import faults
 from common.progress import ProgressMeter
-from sngan import checkpoints, gradient_noise, losses, models, noise_scale, options
+from sngan import checkpoints, gradient_noise, grappler, losses, models, noise_scale, options
 from sngan import precision as precisions
 from sngan.sampling import Sampler
 
@@ -186,6 +186,7 @@ class GANTrainer:
         if self.noise_scale is not None:  # measuring steps run their own trace of the step
             self._train_step = self._measuring(self._train_step, tf.function(
                 functools.partial(self._step, measure=True), autograph=False))
+        self._train_step = grappler.without_remapper(self._train_step)
 
     def _measuring(self, plain, measured):
         """The step function: `measured` on the steps the noise scale is due, else `plain`.
