@@ -96,19 +96,43 @@ def _range(low: float, high: float) -> str:
     return f"{low:.0f}" if f"{low:.0f}" == f"{high:.0f}" else f"{low:.0f} to {high:.0f}"
 
 
-def _judge(predicted: list[int], measured: list[dict]) -> str:
-    """How one player's predicted critical batches fare against the fitted B_crit: a verb
-    phrase completing "D's prediction ..."."""
+def _within(predicted: list[int], m: dict) -> bool:
+    """Does the span of predictions come within one doubling of this target's B_crit interval?"""
+    low, high = (m["ci"] or (m["b_crit"], m["b_crit"]))[0], (m["ci"] or (m["b_crit"],))[-1]
+    return low / 2 <= predicted[-1] and predicted[0] <= high * 2
+
+
+def _judge(predicted: list[int], measured: list[dict], per_run: list[int]) -> str:
+    """How one player's predicted critical batches fare against the fitted B_crit, target by
+    target (one wide interval must not speak for the others): a verb phrase completing
+    "D's prediction ...". `per_run`: each run's prediction, to say how many of them agree."""
     if not predicted:
         return "is missing (no positive |G|^2 over its window)"
     if not measured:
         return "cannot be tested without a time-to-target arm"
-    low = min((m["ci"] or (m["b_crit"],))[0] for m in measured)
-    high = max((m["ci"] or (None, m["b_crit"]))[-1] for m in measured)
-    if low / 2 <= predicted[-1] and predicted[0] <= high * 2:
-        return f"agrees (within one doubling of the measured {_range(low, high)})"
-    side = "below" if predicted[-1] < low / 2 else "above"
-    return f"disagrees: more than one doubling {side} the measured {_range(low, high)}"
+    hits = [m for m in measured if _within(predicted, m)]
+    misses = [m for m in measured if m not in hits]
+
+    def span(ms):
+        return _range(min((m["ci"] or (m["b_crit"],))[0] for m in ms),
+                      max((m["ci"] or (m["b_crit"],))[-1] for m in ms))
+
+    def side(ms):
+        sides = {"below" if predicted[-1] < (m["ci"] or (m["b_crit"],))[0] / 2 else "above"
+                 for m in ms}
+        return " or ".join(sorted(sides))
+    if not hits:
+        return f"disagrees: more than one doubling {side(misses)} the measured {span(misses)}"
+    low = min((m["ci"] or (m["b_crit"],))[0] for m in hits)
+    high = max((m["ci"] or (m["b_crit"],))[-1] for m in hits)
+    runs = sum(low / 2 <= c <= high * 2 for c in per_run)
+    count = f"{runs} of {len(per_run)} runs' predictions lie"
+    if not misses:
+        return f"agrees (within one doubling of the measured {span(hits)}, where {count})"
+    at = ", ".join(f"IS {m['target']:.1f}" for m in hits)
+    return (f"agrees at only {len(hits)} of {len(measured)} IS targets ({at}: within one "
+            f"doubling of the measured {span(hits)}, where {count}) and is more than one doubling "
+            f"{side(misses)} the measured {span(misses)} at the others")
 
 
 def _span(predicted: list[int]) -> str:
@@ -132,10 +156,12 @@ def comparison(found: list[dict], measured: list[dict]) -> str:
                "halving as the batch doubles, so it needs runs trained to targets at constant "
                "lr (the reference config's sweep 'constant_lr'); an equal-steps comparison "
                "cannot give it")
+    per_run = {p: [c for m in found if (c := predicted_critical_batch(
+        m["summary"][p].get("b_simple")))] for p in PLAYERS}
     text = (f"{how}. Predicted (the power of two nearest B_simple, per run): D "
             f"{_span(predicted['d'])}, G {_span(predicted['g'])}. D's prediction "
-            f"{_judge(predicted['d'], measured)}; G's prediction "
-            f"{_judge(predicted['g'], measured)}.")
+            f"{_judge(predicted['d'], measured, per_run['d'])}; G's prediction "
+            f"{_judge(predicted['g'], measured, per_run['g'])}.")
     caveat = ("The paper's derivation assumes one loss minimised by SGD; GAN training is a "
               "two-player game whose players' gradients change each other's loss, so B_simple "
               "of D and of G are each a one-player reading of a two-player game. The paper "

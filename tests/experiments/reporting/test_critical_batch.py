@@ -37,10 +37,11 @@ def test_the_measured_side_is_the_fitted_critical_batch():
 
 def test_comparison_says_plainly_whether_each_player_agrees():
     fits = ns.measured_b_crit(measured(40.0, 80.0))  # intervals 32 to 100
-    agree = ns.comparison([dict(summary=summary(20.0, 64.0))], fits)
+    agree = ns.comparison([dict(summary=summary(40.0, 64.0))], fits)
     assert "B_crit from 40 at IS 3.0 to 80 at IS 3.5" in agree
-    assert "Predicted (the power of two nearest B_simple, per run): D 16, G 64." in agree
-    assert "D's prediction agrees (within one doubling of the measured 32 to 100)" in agree
+    assert "Predicted (the power of two nearest B_simple, per run): D 32, G 64." in agree
+    assert "D's prediction agrees (within one doubling of the measured 32 to 100, where 1 of 1 " \
+        "runs' predictions lie)" in agree
     assert "G's prediction agrees" in agree
     assert "two-player game" in agree and "one loss" in agree
     two_runs = [dict(summary=summary(4.0, 500.0)), dict(summary=summary(5.0, 700.0))]
@@ -55,6 +56,24 @@ def test_comparison_says_plainly_whether_each_player_agrees():
     assert "Measured: nothing yet" in none and "an equal-steps comparison cannot give it" in none
     assert "D's prediction cannot be tested without a time-to-target arm" in none
     assert "D none, G none" in ns.comparison([dict(summary=summary(None, None))], fits)
+
+
+def test_one_wide_interval_does_not_speak_for_the_other_targets():
+    """The reference run's IS 3.0 fit is 25 [8, 51] and the others about 35 [29, 45]: D's 4 to
+    8 comes within one doubling of the first only, and that must not read as agreement."""
+    fits = [dict(target=3.0, b_crit=25.0, ci=[8.0, 51.0], arm="a"),
+            dict(target=3.5, b_crit=33.0, ci=[28.0, 39.0], arm="a"),
+            dict(target=7.0, b_crit=35.0, ci=[29.0, 45.0], arm="a")]
+    runs = [dict(summary=summary(4.0, 64.0)), dict(summary=summary(8.0, 256.0)),
+            dict(summary=summary(6.0, 128.0))]
+    text = ns.comparison(runs, fits)
+    assert "D's prediction agrees at only 1 of 3 IS targets (IS 3.0: within one doubling of " \
+        "the measured 8 to 51, where 3 of 3 runs' predictions lie) and is more than one " \
+        "doubling below the measured 28 to 45 at the others" in text
+    # G's span 64 to 256 reaches every target's interval, but only the run predicting 64
+    # lies within one doubling of 8 to 51 (up to 102)
+    assert "G's prediction agrees (within one doubling of the measured 8 to 51, where 1 of 3 " \
+        "runs' predictions lie)" in text
 
 
 def test_section_without_measurements_is_one_line(tmp_path):
