@@ -96,43 +96,45 @@ def _range(low: float, high: float) -> str:
     return f"{low:.0f}" if f"{low:.0f}" == f"{high:.0f}" else f"{low:.0f} to {high:.0f}"
 
 
-def _within(predicted: list[int], m: dict) -> bool:
-    """Does the span of predictions come within one doubling of this target's B_crit interval?"""
-    low, high = (m["ci"] or (m["b_crit"], m["b_crit"]))[0], (m["ci"] or (m["b_crit"],))[-1]
-    return low / 2 <= predicted[-1] and predicted[0] <= high * 2
+def _bounds(m: dict) -> tuple[float, float]:
+    """A fitted B_crit's 95% interval, or the fit itself when it has none."""
+    ci = m["ci"] or (m["b_crit"], m["b_crit"])
+    return ci[0], ci[-1]
 
 
-def _judge(predicted: list[int], measured: list[dict], per_run: list[int]) -> str:
-    """How one player's predicted critical batches fare against the fitted B_crit, target by
-    target (one wide interval must not speak for the others): a verb phrase completing
-    "D's prediction ...". `per_run`: each run's prediction, to say how many of them agree."""
+def _judge(per_run: list[int], measured: list[dict]) -> str:
+    """How one player's predicted critical batches (one per run) fare against the fitted
+    B_crit, target by target (one wide interval must not speak for the others): a verb phrase
+    completing "D's prediction ..."."""
+    predicted = sorted(set(per_run))
     if not predicted:
         return "is missing (no positive |G|^2 over its window)"
     if not measured:
         return "cannot be tested without a time-to-target arm"
-    hits = [m for m in measured if _within(predicted, m)]
-    misses = [m for m in measured if m not in hits]
+    hits, misses = [], []
+    for m in measured:
+        low, high = _bounds(m)
+        (hits if low / 2 <= predicted[-1] and predicted[0] <= high * 2 else misses).append(m)
 
     def span(ms):
-        return _range(min((m["ci"] or (m["b_crit"],))[0] for m in ms),
-                      max((m["ci"] or (m["b_crit"],))[-1] for m in ms))
+        return min(_bounds(m)[0] for m in ms), max(_bounds(m)[1] for m in ms)
 
     def side(ms):
-        sides = {"below" if predicted[-1] < (m["ci"] or (m["b_crit"],))[0] / 2 else "above"
-                 for m in ms}
-        return " or ".join(sorted(sides))
+        return " or ".join(sorted({"below" if predicted[-1] < _bounds(m)[0] / 2 else "above"
+                                   for m in ms}))
     if not hits:
-        return f"disagrees: more than one doubling {side(misses)} the measured {span(misses)}"
-    low = min((m["ci"] or (m["b_crit"],))[0] for m in hits)
-    high = max((m["ci"] or (m["b_crit"],))[-1] for m in hits)
+        return (f"disagrees: more than one doubling {side(misses)} the measured "
+                f"{_range(*span(misses))}")
+    low, high = span(hits)
     runs = sum(low / 2 <= c <= high * 2 for c in per_run)
-    count = f"{runs} of {len(per_run)} runs' predictions lie"
+    where = f"within one doubling of the measured {_range(low, high)}, where {runs} of " \
+        f"{len(per_run)} runs' predictions lie"
     if not misses:
-        return f"agrees (within one doubling of the measured {span(hits)}, where {count})"
+        return f"agrees ({where})"
     at = ", ".join(f"IS {m['target']:.1f}" for m in hits)
-    return (f"agrees at only {len(hits)} of {len(measured)} IS targets ({at}: within one "
-            f"doubling of the measured {span(hits)}, where {count}) and is more than one doubling "
-            f"{side(misses)} the measured {span(misses)} at the others")
+    return (f"agrees at only {len(hits)} of {len(measured)} IS targets ({at}: {where}) and is "
+            f"more than one doubling {side(misses)} the measured {_range(*span(misses))} at "
+            f"the others")
 
 
 def _span(predicted: list[int]) -> str:
@@ -144,8 +146,9 @@ def _span(predicted: list[int]) -> str:
 def comparison(found: list[dict], measured: list[dict]) -> str:
     """The paragraph: each player's prediction against the critical batch measured from steps
     to target (measured_b_crit), agreement or disagreement said plainly, with the caveats."""
-    predicted = {p: sorted({c for m in found if (c := predicted_critical_batch(
-        m["summary"][p].get("b_simple")))}) for p in PLAYERS}
+    per_run = {p: [c for m in found if (c := predicted_critical_batch(
+        m["summary"][p].get("b_simple")))] for p in PLAYERS}
+    predicted = {p: sorted(set(per_run[p])) for p in PLAYERS}
     if measured:
         at = [f"{m['b_crit']:.0f} at IS {m['target']:.1f}" for m in measured]
         how = (f"Measured (steps to IS targets, arm '{measured[0]['arm']}', McCandlish's fit "
@@ -156,12 +159,10 @@ def comparison(found: list[dict], measured: list[dict]) -> str:
                "halving as the batch doubles, so it needs runs trained to targets at constant "
                "lr (the reference config's sweep 'constant_lr'); an equal-steps comparison "
                "cannot give it")
-    per_run = {p: [c for m in found if (c := predicted_critical_batch(
-        m["summary"][p].get("b_simple")))] for p in PLAYERS}
     text = (f"{how}. Predicted (the power of two nearest B_simple, per run): D "
             f"{_span(predicted['d'])}, G {_span(predicted['g'])}. D's prediction "
-            f"{_judge(predicted['d'], measured, per_run['d'])}; G's prediction "
-            f"{_judge(predicted['g'], measured, per_run['g'])}.")
+            f"{_judge(per_run['d'], measured)}; G's prediction "
+            f"{_judge(per_run['g'], measured)}.")
     caveat = ("The paper's derivation assumes one loss minimised by SGD; GAN training is a "
               "two-player game whose players' gradients change each other's loss, so B_simple "
               "of D and of G are each a one-player reading of a two-player game. The paper "
