@@ -104,7 +104,7 @@ def cmd_sweep(args):
     from experiments.reporting.report import write_report
     run_sweep(spec, out, replicator, Evaluator(spec.base), calibrate=args.calibrate,
               restart=args.start_over)
-    if replicator.worker_index == 0:  # the chief; the others keep only what resuming needs
+    if replicator.worker_index == 0 and args.report:  # the chief writes it
         write_report(out)
     return 0
 
@@ -215,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no calibration steps: the ETA comes from finished points alone")
     p.add_argument("--start-over", action="store_true",
                    help="delete --out's points/, report/ and sweep files first")
+    p.add_argument("--no-report", dest="report", action="store_false",
+                   help="leave the report as it is (`python -m experiments report` writes it)")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("train", help="train and score one configuration")

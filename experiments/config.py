@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import typing
 from dataclasses import dataclass, field
@@ -175,6 +176,13 @@ class TrainConfig:
     # native bf16 instructions unless precision_emulated_ok (it would be slower than float32).
     precision: str = "float32"
     precision_emulated_ok: bool = False
+    # End the run at the first evaluation meeting this condition, e.g. 'is_mean>=7.5' or
+    # 'fid<=50' (None: run to `steps`): a time-to-target run needs only the steps that pass
+    # its highest target. Needs eval.every; the record keeps the step (PointRecord.stopped_at).
+    stop_at: str | None = None
+    # Resume a checkpoint under another environment (commit, packages, CPU; environment.py)
+    # and keep both in the record, instead of refusing: a permission, not a setting.
+    environment_change_ok: bool = False
 
     def __post_init__(self):
         _check(self.global_batch_size > 0, "train.global_batch_size must be > 0")
@@ -197,6 +205,8 @@ class TrainConfig:
                f"train.precision={self.precision!r} is not offered: "
                f"{REFUSED_PRECISIONS.get(self.precision)}")
         _choice(self.precision, PRECISIONS, "train.precision")
+        if self.stop_at is not None:
+            parse_stop_at(self.stop_at)
         replicas = replicas_in_spec(self.replicator)
         # one device, no accumulation: the noise scale halves the batch (sngan/gradient_noise.py)
         _check(not (self.noise_scale_every and replicas == 1 and self.grad_accumulation == 1
@@ -220,6 +230,42 @@ class TrainConfig:
                    f"divisible by the {replicas} replicas of '{self.replicator}': every "
                    f"replica takes an equal share; use a multiple of {replicas} or another "
                    "replicator")
+
+
+# the scores a run may stop at, and which way is better (stop_at uses >= or <=)
+STOP_METRICS = {"is_mean": ">=", "accuracy": ">=", "precision": ">=", "recall": ">=",
+                "density": ">=", "coverage": ">=", "fid": "<=", "kid_mean": "<=",
+                "intra_fid": "<="}
+_STOP_AT = re.compile(r"\s*([a-z_]+)\s*(>=|<=)\s*([-+0-9.eE]+)\s*")
+
+
+def parse_stop_at(text: str) -> tuple[str, str, float]:
+    """'is_mean>=7.5' -> ('is_mean', '>=', 7.5); a clear error for anything else."""
+    m = _STOP_AT.fullmatch(text) if isinstance(text, str) else None
+    _check(m is not None, f"train.stop_at={text!r}: write METRIC>=VALUE or METRIC<=VALUE, "
+                          f"e.g. 'is_mean>=7.5' (metrics: {', '.join(sorted(STOP_METRICS))})")
+    metric, op, raw = m.groups()
+    _choice(metric, sorted(STOP_METRICS), "train.stop_at's metric")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    _check(math.isfinite(value), f"train.stop_at={text!r}: {raw!r} is not a number")
+    _check(op == STOP_METRICS[metric],
+           f"train.stop_at={text!r}: {metric} improves the other way; use "
+           f"{metric}{STOP_METRICS[metric]}{raw}")
+    return metric, op, value
+
+
+def stop_reached(stop_at: str | None, scores) -> bool:
+    """Whether `scores` (a records.Scores) meets the run's stop_at condition."""
+    if stop_at is None:
+        return False
+    metric, op, value = parse_stop_at(stop_at)
+    got = getattr(scores, metric, None)
+    if got is None or not math.isfinite(got):
+        return False
+    return got >= value if op == ">=" else got <= value
 
 
 @dataclass(frozen=True)
@@ -311,6 +357,9 @@ class RunConfig:
                    f"eval.sample_class={self.eval.sample_class} outside "
                    f"[0, {self.model.num_classes})")
         check_eval_replicas(self.eval, self.train.replicator)
+        _check(self.train.stop_at is None or self.eval.every > 0,
+               f"train.stop_at={self.train.stop_at!r} is checked at evaluations during "
+               "training; set eval.every (e.g. 100)")
         if self.eval.classifier == "fashion_mnist_classifier":
             _check(self.data.name == "fashion_mnist",
                    "eval.classifier='fashion_mnist_classifier' only scores fashion_mnist; "

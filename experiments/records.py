@@ -5,6 +5,7 @@
     POINT/metrics.json       the PointRecord, written last: its presence marks a finished point
     POINT/interruptions.json the steps runs were preempted at (SIGTERM) and resumed from
     POINT/noise_scale.json   the gradient noise scale's measurements (train.noise_scale_every)
+    POINT/environment.json   the environment each run of the point started in (environment.py)
     POINT/samples/           samples.npz, class_grid.png|pdf, generator.npz (final weights)
     POINT/checkpoints/       training state (not committed with results)
 
@@ -33,6 +34,7 @@ METRICS = "metrics.json"
 HISTORY = "eval_history.json"
 INTERRUPTIONS = "interruptions.json"
 NOISE_SCALE = "noise_scale.json"
+ENVIRONMENT = "environment.json"
 CONFIG = "config.json"
 SAMPLES = "samples"
 GENERATOR = os.path.join(SAMPLES, "generator.npz")
@@ -146,6 +148,32 @@ class NoiseScale(_Record):
 
 
 @dataclass(frozen=True)
+class Environment(_Record):
+    """What one run of a point ran on (experiments/environment.py collects it).
+
+    `source` is 'measured' when the run wrote it, 'reconstructed' for points made before
+    records kept it (then `note` says where the facts come from). `started_at_step`: the step
+    the run started or resumed from."""
+    source: str
+    started_at_step: int
+    suite_commit: str | None
+    suite_dirty: bool | None
+    python: str | None
+    packages: dict
+    cpu_model: str | None
+    cpu_flags: list
+    devices: list
+    replicator: str | None
+    recorded_at: str | None = None
+    note: str | None = None
+
+    def __post_init__(self):
+        if self.source not in ("measured", "reconstructed"):
+            raise RecordError(f"environment source {self.source!r} is not 'measured' or "
+                              "'reconstructed'")
+
+
+@dataclass(frozen=True)
 class PointRecord(_Record):
     """A finished point: what ran, how long it took and its final scores.
 
@@ -185,6 +213,10 @@ class PointRecord(_Record):
     # from (after a preemption or any other interruption), in order (POINT/interruptions.json)
     preempted_at: list[int] = field(default_factory=list)
     resumed_from: list[int] = field(default_factory=list)
+    # the step a train.stop_at condition ended the run at (None: it ran to train.steps)
+    stopped_at: int | None = None
+    # the environment of each run of the point, in order (empty in records made before)
+    environments: list[Environment] = field(default_factory=list)
 
     def __post_init__(self):
         if self.status not in FINISHED:
@@ -292,6 +324,17 @@ def add_interruption(run_dir: str, kind: str, step: int) -> dict[str, list[int]]
     seen[kind].append(int(step))
     files.atomic_write_json(os.path.join(run_dir, INTERRUPTIONS), seen)
     return seen
+
+
+def read_environments(run_dir: str) -> list[Environment]:
+    raw = _parse(os.path.join(run_dir, ENVIRONMENT),
+                 lambda d: [Environment.from_dict(e) for e in d["runs"]])
+    return raw or []
+
+
+def write_environments(run_dir: str, envs: list[Environment]) -> None:
+    files.atomic_write_json(os.path.join(run_dir, ENVIRONMENT),
+                            {"runs": [e.to_dict() for e in envs]})
 
 
 def load_point(run_dir: str) -> Point | None:

@@ -56,6 +56,7 @@ class TrainResult:
     images_seen: int
     diverged_at: int | None = None
     last_metrics: dict | None = None
+    stopped_at: int | None = None  # the step an eval_callback asked to stop at
 
 
 def linear_decay(step, base_lr: float, start: int | None, end: int):
@@ -365,9 +366,9 @@ class GANTrainer:
         self._clock = now
         return self.manager.save(checkpoint_number=int(self.global_step.numpy()))
 
-    def _save_for_preemption(self) -> int:
-        """Checkpoint this step (unless its periodic checkpoint exists) for a preemption
-        (replication/preemption.py: every worker saves the same step); returns the step."""
+    def _save_this_step(self) -> int:
+        """Checkpoint this step unless its periodic checkpoint exists; returns the step. For a
+        preemption (replication/preemption.py: every worker saves the same step) and a stop."""
         step = int(self.global_step.numpy())
         latest = self.manager.latest_checkpoint
         if not (latest and latest.endswith(f"-{step}")):
@@ -381,7 +382,8 @@ class GANTrainer:
     def fit(self, eval_callback=None, until: int | None = None) -> TrainResult:
         """Train up to `cfg.steps` (or stop early at `until`, e.g. to test resumption).
 
-        eval_callback(trainer, step) is called after every step; it decides when to score.
+        eval_callback(trainer, step) is called after every step; it decides when to score,
+        and a true return value ends the run there (checkpointed; e.g. a target was reached).
         """
         cfg = self.cfg
         last = cfg.steps if until is None else min(until, cfg.steps)
@@ -411,11 +413,16 @@ class GANTrainer:
                 self.save()
             if eval_callback is not None:
                 t = time.perf_counter()
-                eval_callback(self, step)
+                stop = eval_callback(self, step)
                 spent = time.perf_counter() - t
                 self._clock += spent  # evaluation is not training time
                 meter.exclude(spent)
+                if stop:
+                    self._save_this_step()
+                    log.info("stopping at step %d: the run's stop condition was met", step)
+                    return TrainResult(step, self.total_train_time, step * self.images_per_step,
+                                       last_metrics=metrics, stopped_at=step)
             if self.replicator.preemption is not None:  # after a SIGTERM: all save, then stop
-                self.replicator.preemption.after_step(self._save_for_preemption)
+                self.replicator.preemption.after_step(self._save_this_step)
         return TrainResult(step, self.total_train_time, step * self.images_per_step,
                            last_metrics=metrics)

@@ -25,6 +25,28 @@ TIME_TO_TARGET_STEPS = ((16, 8_000), (32, 4_000), (64, 3_000), (128, 2_400), (25
 CONSTANT_LR_BF16 = (("train.lr_decay_start", None), ("train.precision", "bfloat16"),
                     ("train.noise_scale_every", 25))
 
+# study v5, the lr searched per batch size: v4's constant_lr settings with both players' lr
+# multiplied by one factor (their ratio and Adam's betas kept), each run ended once it has
+# passed IS 7.5 (above v4's highest target, 7.0). Factor 1 is v4's constant_lr arm; batch 512
+# at sqrt 8 is lr_probe. Arms lr_xF, F written with 'p' for the point (0.5 -> lr_x0p5).
+LR_SEARCH_FACTORS = (0.25, 0.5, 2.0, 4.0, 8.0, 16.0)
+LR_SEARCH_STOP = "is_mean>=7.5"
+TIME_TO_TARGET_BATCHES = tuple(b for b, _ in TIME_TO_TARGET_STEPS)
+
+
+def lr_search_arm(factor: float) -> str:
+    return "lr_x" + f"{factor:g}".replace(".", "p")
+
+
+def _lr_search(factor: float, seeds=(0, 1)) -> SweepAxes:
+    base = fashion_mnist.get_config().train
+    return SweepAxes(batch_sizes=TIME_TO_TARGET_BATCHES, seeds=seeds, arm=lr_search_arm(factor),
+                     eval_every=100, steps_by_batch=TIME_TO_TARGET_STEPS,
+                     settings=CONSTANT_LR_BF16 + (("train.g_lr", base.g_lr * factor),
+                                                  ("train.d_lr", base.d_lr * factor),
+                                                  ("train.stop_at", LR_SEARCH_STOP)))
+
+
 SWEEPS = {
     # v2: every batch size from 8 to 512, 3 seeds
     "v2": SweepAxes(batch_sizes=(8, 16, 32, 64, 128, 256, 512), seeds=(0, 1, 2)),
@@ -51,7 +73,13 @@ SWEEPS = {
                              steps_by_batch=TIME_TO_TARGET_STEPS, settings=CONSTANT_LR_BF16),
     # study v4's learning-rate probe: is batch 512 under-stepped at lr x1? The same runs at
     # lr x sqrt(8) for both players
+    # (study v5 adds its seed 2: --seeds 2)
     "lr_probe": SweepAxes(batch_sizes=(512,), seeds=(0, 1), lr_scaling="sqrt", arm="lr_probe",
                           eval_every=100, steps_by_batch=TIME_TO_TARGET_STEPS,
                           settings=CONSTANT_LR_BF16),
+    # study v5: one sweep per lr factor, every batch size, seeds 0-1 (the search); the third
+    # seed at each batch size's chosen factor is `--sweep lr_xF --batch-sizes B --seeds 2`.
+    # Run one cell at a time (--batch-sizes B --seeds S), batch 512 last; extend the factors
+    # until each batch size's best has a worse (or diverged) neighbour on both sides.
+    **{lr_search_arm(f): _lr_search(f) for f in LR_SEARCH_FACTORS},
 }

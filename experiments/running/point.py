@@ -14,9 +14,9 @@ import time
 import numpy as np
 
 from common import files
-from experiments import data, grids, records
+from experiments import data, environment, grids, records
 from experiments.class_names import class_names
-from experiments.config import RunConfig
+from experiments.config import RunConfig, stop_reached
 from experiments.records import PointRecord, Scores
 from experiments.running import lock
 from experiments.running import run_dir as run_dir_lib
@@ -93,6 +93,13 @@ def summary(record: PointRecord) -> str:
     return text
 
 
+def _devices(replicator) -> list[str]:
+    try:
+        return [str(d) for d in replicator.strategy.extended.worker_devices]
+    except (AttributeError, RuntimeError, ValueError):
+        return []
+
+
 def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> PointRecord:
     """Train and score one configuration in `run_dir`; returns its record.
 
@@ -106,6 +113,10 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
     t_start = time.perf_counter()
     run_dir_lib.claim(run_dir, cfg)
     trainer = GANTrainer(cfg.model, cfg.train, replicator, training_input_fn(cfg), run_dir)
+    envs = environment.start(
+        run_dir, environment.current(_devices(replicator), cfg.train.replicator,
+                                     trainer.restored_step),
+        resuming=trainer.restored_step > 0, allow_change=cfg.train.environment_change_ok)
     history = [h for h in records.read_history(run_dir) if (h.step or 0) <= trainer.restored_step]
     if trainer.restored_step:
         records.add_interruption(run_dir, "resumed_from", trainer.restored_step)
@@ -132,16 +143,20 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
         every = cfg.eval.every
         return bool(every) and step % every == 0 and 0 < step < cfg.train.steps
 
-    def maybe_score(trainer_, step: int):
-        if due(step):
-            score(step)
+    def maybe_score(trainer_, step: int) -> bool:
+        """Score when due; True (stop here) when the score meets train.stop_at."""
+        return due(step) and stop_reached(cfg.train.stop_at, score(step))
 
     if due(trainer.restored_step) and all(h.step != trainer.restored_step for h in history):
         log.info("%s: redoing the evaluation at step %d lost by the interruption", run_dir,
                  trainer.restored_step)
         score(trainer.restored_step)
+    # a run that stopped at its target and was killed before its record resumes as stopped
+    at_restore = next((h for h in history if h.step == trainer.restored_step), None)
+    until = (trainer.restored_step if trainer.restored_step and at_restore is not None
+             and stop_reached(cfg.train.stop_at, at_restore) else None)
     try:
-        result = trainer.fit(eval_callback=maybe_score)
+        result = trainer.fit(eval_callback=maybe_score, until=until)
     except Preempted as e:  # every worker saved this step; the same command resumes from it
         records.add_interruption(run_dir, "preempted_at", e.step)
         log.warning("%s: preempted at step %s; checkpoint saved", run_dir, e.step)
@@ -155,7 +170,8 @@ def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> 
                  train_wall_time_s=round(result.wall_time_s, 3),
                  last_losses=result.last_metrics, jit_compile=trainer.jit_compile,
                  noise_scale=noise_scale_record(trainer, run_dir),
-                 **records.read_interruptions(run_dir), **labels)
+                 stopped_at=result.stopped_at if until is None else until,
+                 environments=envs, **records.read_interruptions(run_dir), **labels)
     if result.diverged_at is not None:
         record = PointRecord(status="diverged", diverged_at=result.diverged_at, **facts)
         log.warning("%s: diverged at step %d; recorded, moving on", run_dir, result.diverged_at)

@@ -20,7 +20,9 @@ RESUMABLE_FIELDS = {"train.log_every", "train.summary_every", "train.checkpoint_
                     # measuring leaves the update as it is (tests/sngan/test_gradient_noise.py)
                     "train.noise_scale_every",
                     # a permission to run bfloat16 emulated, not a setting of the computation
-                    "train.precision_emulated_ok"}
+                    "train.precision_emulated_ok",
+                    # a permission to resume under another environment (environment.py)
+                    "train.environment_change_ok"}
 CHECKPOINTS = options.CHECKPOINTS  # where the trainer keeps its checkpoints in a run directory
 
 
