@@ -29,7 +29,7 @@ CONSTANT_LR_BF16 = (("train.lr_decay_start", None), ("train.precision", "bfloat1
 # multiplied by one factor (their ratio and Adam's betas kept), each run ended once it has
 # passed IS 7.5 (above v4's highest target, 7.0). Factor 1 is v4's constant_lr arm; batch 512
 # at sqrt 8 is lr_probe. Arms lr_xF, F written with 'p' for the point (0.5 -> lr_x0p5).
-LR_SEARCH_FACTORS = (0.25, 0.5, 2.0, 4.0, 8.0, 16.0)
+LR_SEARCH_FACTORS = (0.125, 0.25, 0.5, 2.0, 4.0, 8.0, 16.0, 32.0)
 LR_SEARCH_STOP = "is_mean>=7.5"
 TIME_TO_TARGET_BATCHES = tuple(b for b, _ in TIME_TO_TARGET_STEPS)
 

@@ -364,3 +364,20 @@ def speedup(runs: list[SearchRun], choices: dict[int, Choice], metric: str, targ
             boot = _interval(np.exp(y[:, i] - y[:, j]))
     return TunedSpeedup(baseline, batch, saved, welch, boot, batch / baseline / saved,
                         choices[baseline].factor, choices[batch].factor, bound)
+
+
+def next_factor(choice: Choice) -> float | None:
+    """The factor that would bracket an unbracketed choice: half the lowest, twice the highest,
+    or the power of 2 inside a gap wider than 2x; None when bracketed."""
+    fs, f = list(choice.factors), choice.factor
+    if choice.bracket == AT_LOWEST:
+        return f / 2
+    if choice.bracket == AT_HIGHEST:
+        return f * 2
+    if choice.bracket == WIDE_GAP:
+        i = fs.index(f)
+        lo, hi = (fs[i - 1], f) if f / fs[i - 1] > fs[i + 1] / f else (f, fs[i + 1])
+        inside = [2.0 ** k for k in range(-10, 11) if lo < 2.0 ** k < hi]
+        return min(inside, key=lambda x: abs(math.log(x) - math.log(math.sqrt(lo * hi)))) \
+            if inside else math.sqrt(lo * hi)
+    return None

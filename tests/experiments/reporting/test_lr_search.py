@@ -153,3 +153,18 @@ def test_a_best_lr_that_rises_then_falls_is_reported_as_such():
     choices = lr_search.choose(runs, "is_mean", TARGET)
     rule = lr_search.lr_rule(runs, choices, "is_mean", TARGET, bootstrap=0)
     assert rule.peak_batch == 128 and rule.falls_after_peak
+
+
+def test_the_next_factor_brackets_what_is_not():
+    edge = [r for r in planted() if r.factor <= 2.0]
+    choices = lr_search.choose(edge, "is_mean", TARGET)
+    assert lr_search.next_factor(choices[512]) == 4.0  # best at the highest: twice it
+    assert lr_search.next_factor(choices[16]) is None  # bracketed
+    low = lr_search.choose([r for r in planted() if r.factor >= 1.0], "is_mean", TARGET)
+    assert lr_search.next_factor(low[16]) == 0.5
+    # batch 512 searched at 1 and 2.83 (the probe) and 8: the gap below 2.83 gets factor 2
+    probe = [run(512, f, s, 1000 * math.exp(math.log(f / 2.5) ** 2))
+             for f in (1.0, 2.828427, 8.0) for s in (0, 1)]
+    [c] = lr_search.choose(probe, "is_mean", TARGET).values()
+    assert c.factor == 2.828427 and c.bracket == lr_search.WIDE_GAP
+    assert lr_search.next_factor(c) == 4.0  # the wider side: 2.83 -> 8 (2.83x) vs 1 (2.83x)
