@@ -163,9 +163,10 @@ def trainer_checks(replicator, plan: Plan, precision: str, workdir: str) -> list
     finite = all(m.pop("weights_finite") == 1.0 for m in metrics)
 
     ref_spec = replica_equivalence.reference_spec(replicator)
-    reference = GANTrainer(_model_config(), _train_config(make_replicator(ref_spec), precision,
-                                                          plan.jit_compile, GAN_STEPS),
-                           make_replicator(ref_spec), data, f"{workdir}/reference")
+    one = make_replicator(ref_spec)
+    reference = GANTrainer(_model_config(), _train_config(one, precision, plan.jit_compile,
+                                                          GAN_STEPS),
+                           one, data, f"{workdir}/reference")
     ref_metrics = [reference.step() for _ in range(GAN_STEPS)]
     agree, gap = equivalence.losses_agree(metrics, ref_metrics, precision)
     rtol, atol = equivalence.loss_tolerance(precision)
