@@ -186,6 +186,14 @@ def cmd_noise_scale(args):
     return 0 if result["diverged_at"] is None else 2
 
 
+def cmd_selfcheck(args):
+    from experiments import selfcheck
+    from replication.startup import start_replicator
+    plan = selfcheck.Plan(precision=args.precision, fault=args.inject_fault,
+                          jit_compile=selfcheck.JIT_CHOICES[args.jit_compile])
+    return selfcheck.main(start_replicator(args.replicator), plan)
+
+
 def _run_args(p, out_help: str | None = None):
     p.add_argument("--run", required=True, help="a point directory (holds config.json)")
     if out_help:
@@ -270,6 +278,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run directory, kept and resumable (default: a temporary one)")
     p.add_argument("--save", metavar="FILE.json", help="also write the result and the command")
     p.set_defaults(func=cmd_noise_scale)
+
+    from experiments import selfcheck  # no TensorFlow at import
+    p = sub.add_parser("selfcheck", help="before a study: check replicas, precision, XLA and "
+                       "checkpoints on this hardware (a minute; exit status 1 on a failure)",
+                       description=selfcheck.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--replicator", default="auto",
+                   help="the spec the study will use: cpu:N, gpu, gpu:N, tpu[:ADDRESS], "
+                        "multiworker, slurm[:...], auto (default)")
+    p.add_argument("--precision", choices=selfcheck.PRECISION_CHOICES,
+                   help="the run's precision (default: bfloat16 on TPU and CPU, mixed_float16 "
+                        "on GPU, which this suite does not offer: then float32)")
+    p.add_argument("--jit-compile", choices=tuple(selfcheck.JIT_CHOICES), default="auto",
+                   help="train.jit_compile as the run will set it (auto)")
+    p.add_argument("--inject-fault", choices=selfcheck.FAULTS,
+                   help="make a check fail on purpose, to see that it can")
+    p.set_defaults(func=cmd_selfcheck)
     return parser
 
 

@@ -20,12 +20,12 @@ from model_configs import ModelCfg, TrainCfg
 from synthetic_data import synthetic_input_fn
 
 import replication
-from sngan import losses, models
+from sngan import equivalence, losses, models
 from sngan import precision as precisions
+from sngan.equivalence import LOSS_ATOL, LOSS_RTOL  # shared with experiments/selfcheck.py
 from sngan.layers import ConditionalBatchNorm, SNConv2D, reduced_bias_add
 from sngan.training import GANTrainer
 
-LOSS_RTOL, LOSS_ATOL = 0.03, 0.02
 GRAD_TOLERANCE = {"d_grads": (0.05, 0.999), "g_grads": (0.30, 0.97)}  # rel. L2, cosine
 STATS_ATOL = 1e-6
 MODEL = ModelCfg(g_ch=16, d_ch=16)
@@ -230,7 +230,7 @@ def test_replicas_equal_one_device_on_the_global_batch_in_bfloat16(tmp_path):
         model = MODEL if cross else ModelCfg(g_ch=16, d_ch=16, bn_cross_replica=False)
         cfg = TrainCfg(steps=2, replicator=spec)
         repl = replicators.setdefault(spec, replication.make_replicator(spec))
-        t = GANTrainer(model, cfg, repl, synthetic_input_fn(8),
+        t = GANTrainer(model, cfg, repl, equivalence.synthetic_input_fn(8),
                        str(tmp_path / f"{spec}_{cross}".replace(":", "")), precision="bfloat16")
         metrics = [t.step(), t.step()]
         runs[spec, cross] = metrics, _weights(t)
@@ -240,4 +240,6 @@ def test_replicas_equal_one_device_on_the_global_batch_in_bfloat16(tmp_path):
         return max(abs(x[k] - y[k]) for x, y in zip(a[0], b[0]) for k in ("d_loss", "g_loss"))
 
     assert loss_gap(one, two) < LOSS_ATOL
+    # the self-check's verdict on the same runs (experiments/selfcheck.py)
+    assert equivalence.losses_agree(two[0], one[0], "bfloat16")[0]
     assert loss_gap(one, local) > 2 * loss_gap(one, two)

@@ -14,6 +14,7 @@ from model_configs import ModelCfg, TrainCfg
 from synthetic_data import synthetic_input_fn
 
 import replication
+from sngan import equivalence
 from sngan.training import GANTrainer, variables_by_name
 
 
@@ -37,23 +38,16 @@ def make(tmp_path, cfg, spec="default", name="run", poison=False, poison_after=N
                          str(tmp_path / name))
 
 
-def state(trainer) -> dict:
-    """Everything a resumed run must get back: G, D, their Adam slots (and iteration
-    counters), the EMA generator, SN u vectors and BN statistics (in the weights), the step."""
-    groups = {"G": trainer.generator.weights, "D": trainer.discriminator.weights,
-              "G_adam": trainer.g_opt.optimizer.variables,
-              "D_adam": trainer.d_opt.optimizer.variables,
-              "G_ema": trainer.g_ema.weights if trainer.g_ema is not None else []}
-    out = {f"{group}|{i:03d}|{v.path.split('/', 1)[-1]}": np.asarray(v.numpy())
-           for group, variables in groups.items() for i, v in enumerate(variables)}
-    out["step"] = np.asarray(trainer.global_step.numpy())
-    return out
+# what a resumed run must get back, with the tolerances `python -m experiments selfcheck` uses
+state = equivalence.trainer_state
 
 
 def assert_same_state(a: dict, b: dict):
     assert a.keys() == b.keys()
     for k in a:
-        np.testing.assert_allclose(a[k], b[k], rtol=1e-5, atol=1e-6, err_msg=k)
+        np.testing.assert_allclose(a[k], b[k], rtol=equivalence.STATE_RTOL,
+                                   atol=equivalence.STATE_ATOL, err_msg=k)
+    assert equivalence.state_gap(a, b)[0] <= 1.0
 
 
 RESUME_IN_FRESH_PROCESS = """
@@ -143,12 +137,13 @@ def test_public_step_is_one_step_of_fit(full, tmp_path):
 def test_a_damaged_latest_checkpoint_falls_back_to_the_previous_one(full, tmp_path, caplog):
     run = tmp_path / "run"
     shutil.copytree(full.workdir, run)
-    for f in checkpoint_files(run, 4):
-        if ".data-" in f.name:
-            f.write_bytes(f.read_bytes()[:100])  # truncated
+    equivalence.damage(str(run / "checkpoints" / "ckpt-4"))  # its data truncated
+    assert all(f.stat().st_size <= 100 for f in checkpoint_files(run, 4) if ".data-" in f.name)
     with caplog.at_level(logging.WARNING):
         resumed = make(tmp_path, EMA)
     assert resumed.restored_step == 2
+    # what `selfcheck --inject-fault checkpoint` relies on: not the state that was written
+    assert equivalence.state_gap(state(resumed), state(full))[0] > 1e3
     assert "ckpt-4 does not restore" in caplog.text and "older checkpoint" in caplog.text
     assert_holds_checkpoint(resumed, str(run / "checkpoints" / "ckpt-2"))
     assert resumed.fit().steps == 4  # trains the lost steps again and saves over the damage
