@@ -170,8 +170,12 @@ def cmd_prepare_data(args):
 
 
 def cmd_train_classifier(args):
-    from experiments.evaluation.classifiers import fashion_mnist
-    info = fashion_mnist.train_classifier(args.out, epochs=args.epochs, seed=args.seed)
+    if args.classifier == "fashion_mnist_resnet":
+        from experiments.evaluation.classifiers import fashion_mnist_resnet as trained
+    else:
+        from experiments.evaluation.classifiers import fashion_mnist as trained
+    seed = {} if args.seed is None else {"seed": args.seed}  # each network has its own
+    info = trained.train_classifier(args.out, epochs=args.epochs, **seed)
     print(json.dumps(info, indent=2))
     return 0
 
@@ -266,10 +270,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-download", action="store_true", help="let TFDS download it")
     p.set_defaults(func=cmd_prepare_data)
 
-    p = sub.add_parser("train-classifier", help="train the shipped Fashion-MNIST classifier")
+    p = sub.add_parser("train-classifier", help="train a shipped Fashion-MNIST classifier")
+    p.add_argument("--classifier", choices=config_lib.FASHION_MNIST_CLASSIFIERS,
+                   default="fashion_mnist_classifier", help="which one (%(default)s)")
     p.add_argument("--out", default=None, help="weights path (default: the shipped asset)")
     p.add_argument("--epochs", type=_ints(1), help="(the shipped classifier's)")
-    p.add_argument("--seed", type=_ints(0), default=0)
+    p.add_argument("--seed", type=_ints(0), help="(the shipped classifier's: 0, resnet 1)")
     p.set_defaults(func=cmd_train_classifier)
 
     p = sub.add_parser("noise-scale", help="which batch size to buy: a short run's gradient "

@@ -32,7 +32,8 @@ DATASETS: dict[str, tuple[int | None, int, int | None]] = {
 RESOLUTIONS = (32, 64, 128)
 DATA_SOURCES = ("auto", "idx", "tfds", "folder")
 RESIZE_METHODS = ("pad", "resize", "resize_shorter_center_crop")
-CLASSIFIERS = ("fashion_mnist_classifier", "inception")
+CLASSIFIERS = ("fashion_mnist_classifier", "fashion_mnist_resnet", "inception")
+FASHION_MNIST_CLASSIFIERS = ("fashion_mnist_classifier", "fashion_mnist_resnet")
 LR_SCALING = ("none", "linear", "sqrt")
 BUDGET_MODES = ("equal_steps", "equal_images")
 BASELINE_BATCH = 64  # the paper's "64 -> 512" comparison; lr scaling and budgets are relative to it
@@ -360,9 +361,9 @@ class RunConfig:
         _check(self.train.stop_at is None or self.eval.every > 0,
                f"train.stop_at={self.train.stop_at!r} is checked at evaluations during "
                "training; set eval.every (e.g. 100)")
-        if self.eval.classifier == "fashion_mnist_classifier":
+        if self.eval.classifier in FASHION_MNIST_CLASSIFIERS:
             _check(self.data.name == "fashion_mnist",
-                   "eval.classifier='fashion_mnist_classifier' only scores fashion_mnist; "
+                   f"eval.classifier={self.eval.classifier!r} only scores fashion_mnist; "
                    "use eval.classifier='inception' for other datasets")
 
     # -- serialisation ---------------------------------------------------------------

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Retrain the shipped Fashion-MNIST classifier (experiments/assets/).
-# The result is byte-identical to the committed weights on the same software versions.
+# Retrain a shipped Fashion-MNIST classifier (experiments/assets/): the default CNN, or the
+# second extractor with `--classifier fashion_mnist_resnet`.
+# The result is byte-identical to the committed weights on the same machine and software versions.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 @typing.runtime_checkable
 class Classifier(typing.Protocol):
-    name: str  # "fashion_mnist_classifier" | "inception"
+    name: str  # "fashion_mnist_classifier" | "fashion_mnist_resnet" | "inception"
     version: str  # sha256 of the weights: scores are only comparable at equal versions
     resize_method: str  # how images reach the network's input size (recorded with scores)
     feature_layer: str  # which activations FID/KID use
