@@ -94,7 +94,7 @@ def protocol_record(eval_cfg, classifier, n_fake: int, n_real: int, **facts) -> 
         classifier=classifier.name,
         classifier_version=classifier.version,
         classifier_resize=classifier.resize_method,
-        classifier_features=getattr(classifier, "feature_layer", None),
+        classifier_features=classifier.feature_layer,
         n_real=int(n_real), n_fake=int(n_fake),
         reference_split=eval_cfg.reference_split,
         is_splits=eval_cfg.is_splits,
