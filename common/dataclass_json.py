@@ -34,6 +34,12 @@ def from_dict(cls, data, error: type[Exception] = ValueError, path: str = ""):
     return cls(**kwargs)
 
 
+def field_value(cls, name: str, value, error: type[Exception] = ValueError, path: str = ""):
+    """`value` as `from_dict` takes it for the existing field `name` of dataclass `cls` (a
+    float from an int), or `error` naming the field, before the whole instance is built."""
+    return _value(typing.get_type_hints(cls)[name], value, error, path + name)
+
+
 def _value(hint, value, error, path: str):
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):

@@ -18,6 +18,7 @@ from experiments import config as config_lib
 from experiments import configs, preflight
 from experiments.running import lock, run_dir, sweep_dir
 from replication.preemption import PREEMPTED_EXIT_CODE, Preempted
+from replication.specs import SPEC_FORMS
 from sngan.options import PRECISIONS
 
 DEFAULT_OUT = "runs/batch_size_sweep"
@@ -58,8 +59,7 @@ def _add_config_args(p: argparse.ArgumentParser, batch_flag: bool = True):
         p.add_argument("--batch-size", type=_ints(1), help="global batch size")
     p.add_argument("--steps", type=_ints(1), help="generator steps (per point; see --budget)")
     p.add_argument("--n-dis", type=_ints(1), help="D updates per G update")
-    p.add_argument("--replicator", help="default, cpu:N, gpu, gpu:N, multiworker (TF_CONFIG), "
-                                        "slurm[:port=P,gpus=G], auto, tpu[:ADDRESS]")
+    p.add_argument("--replicator", help="replicator spec: " + ", ".join(SPEC_FORMS))
     p.add_argument("--protocol", choices=sorted(config_lib.EVAL_PROTOCOLS),
                    help="evaluation protocol (counts of real/fake images, splits)")
     p.add_argument("--precision", choices=PRECISIONS,
@@ -123,25 +123,26 @@ def cmd_train(args):
 
 
 def cmd_evaluate(args):
-    from experiments import records, toolbox
-    cfg = toolbox.rescoring_config(args.run, args.protocol, args.bn_mode, args.replicator)
+    from experiments import records, trained_generator
+    cfg = trained_generator.rescoring_config(args.run, args.protocol, args.bn_mode,
+                                             args.replicator)
     spec = args.replicator or cfg.train.replicator
     replicator, _ = lock.own_output(args.run, args.invocation, spec)
-    key = toolbox.rescore(args.run, cfg, replicator)
+    key = trained_generator.rescore(args.run, cfg, replicator)
     print(f"wrote evaluations[{key!r}] to {os.path.join(args.run, records.METRICS)}")
     return 0
 
 
 def cmd_sample(args):
-    from experiments import toolbox
-    print(toolbox.sample_to_file(args.run, args.out, args.step, args.classes, args.n,
-                                 args.seed, args.bn_mode))
+    from experiments import trained_generator
+    print(trained_generator.sample_to_file(args.run, args.out, args.step, args.classes,
+                                           args.n, args.seed, args.bn_mode))
     return 0
 
 
 def cmd_export(args):
-    from experiments import toolbox
-    print(toolbox.export(args.run, args.out, args.step, args.bn_mode))
+    from experiments import trained_generator
+    print(trained_generator.export(args.run, args.out, args.step, args.bn_mode))
     return 0
 
 

@@ -14,10 +14,18 @@ import re
 import typing
 from dataclasses import dataclass, field
 
-from common.dataclass_json import from_dict
-from common.errors import UserError
-from replication.specs import SpecError, parse_spec
-from sngan.options import BN_MODES, LOSSES, PRECISIONS, REFUSED_PRECISIONS
+from common.dataclass_json import field_value, from_dict
+from experiments.evaluation.kid_blocks import kid_blocks_fit, max_kid_subsets
+from sngan.config import (  # noqa: F401  (the model and training schema, re-exported)
+    ConfigError,
+    ModelConfig,
+    TrainConfig,
+    parse_stop_at,
+    replicas_in_spec,
+)
+from sngan.config import check as _check
+from sngan.config import check_choice as _choice
+from sngan.options import BN_MODES, RESOLUTIONS
 
 # Static facts about the datasets we know: (num_classes, image channels, native resolution).
 # `image_folder` takes its classes from the folder and its channels from the config.
@@ -29,7 +37,6 @@ DATASETS: dict[str, tuple[int | None, int, int | None]] = {
     "imagenet_resized/64x64": (1000, 3, 64),
     "image_folder": (None, 3, None),
 }
-RESOLUTIONS = (32, 64, 128)
 DATA_SOURCES = ("auto", "idx", "tfds", "folder")
 RESIZE_METHODS = ("pad", "resize", "resize_shorter_center_crop")
 CLASSIFIERS = ("fashion_mnist_classifier", "fashion_mnist_resnet", "inception")
@@ -38,54 +45,30 @@ LR_SCALING = ("none", "linear", "sqrt")
 BUDGET_MODES = ("equal_steps", "equal_images")
 BASELINE_BATCH = 64  # the paper's "64 -> 512" comparison; lr scaling and budgets are relative to it
 
-# name -> (num_fake, num_real, reference split, IS splits)
-EVAL_PROTOCOLS: dict[str, tuple[int, int, str, int]] = {
-    "fast": (5_000, 10_000, "test", 10),
-    "standard": (50_000, 50_000, "train", 10),
-    "tiny": (500, 1_000, "test", 5),
+
+
+@dataclass(frozen=True)
+class EvalProtocol:
+    """What a named evaluation protocol fixes: the sample counts, the real images' split and
+    the IS splits (the names are EvalConfig's fields)."""
+    num_fake: int
+    num_real: int
+    reference_split: str
+    is_splits: int
+
+    def fields(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+EVAL_PROTOCOLS: dict[str, EvalProtocol] = {
+    "fast": EvalProtocol(num_fake=5_000, num_real=10_000, reference_split="test", is_splits=10),
+    "standard": EvalProtocol(num_fake=50_000, num_real=50_000, reference_split="train",
+                             is_splits=10),
+    "tiny": EvalProtocol(num_fake=500, num_real=1_000, reference_split="test", is_splits=5),
 }
 # sngan_projection scores CIFAR-10 with 5,000 samples against the 10,000 test images: the
 # "fast" counts under the name its records carry.
 EVAL_PROTOCOLS["sngan_paper"] = EVAL_PROTOCOLS["fast"]
-
-
-class ConfigError(UserError, ValueError):
-    """A configuration value is invalid; the message names the field and what is allowed."""
-
-
-def _check(cond: bool, msg: str) -> None:
-    if not cond:
-        raise ConfigError(msg)
-
-
-def _choice(value, allowed, name) -> None:
-    _check(value in allowed, f"{name}={value!r} is not one of {list(allowed)}")
-
-
-def kid_block_size(num_a: int, num_b: int, subsets: int) -> int:
-    """Samples per block of KID's block estimator (experiments.evaluation.metrics
-    .kernel_distance, TF-GAN's max_block_size): ceil(max(n_a, n_b) / subsets)."""
-    return -(-max(num_a, num_b) // subsets)
-
-
-def kid_blocks_fit(num_a: int, num_b: int, subsets: int) -> bool:
-    """Whether KID's block estimator can use `subsets` blocks: each block needs >= 2 samples
-    of each set (its unbiased MMD divides by m(m-1)). Checked by the config and the metric."""
-    blocks = -(-max(num_a, num_b) // kid_block_size(num_a, num_b, subsets))
-    return min(num_a, num_b) >= 2 * blocks
-
-
-def max_kid_subsets(num_a: int, num_b: int) -> int:
-    return max((s for s in range(1, min(num_a, num_b) // 2 + 1)
-                if kid_blocks_fit(num_a, num_b, s)), default=0)
-
-
-def replicas_in_spec(spec: str) -> int | None:
-    """Replica count a replicator spec promises, or None if only known at run time."""
-    try:
-        return parse_spec(spec).replicas
-    except SpecError as e:
-        raise ConfigError(f"train.replicator: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -122,140 +105,6 @@ class DataConfig:
     @property
     def channels(self) -> int:
         return DATASETS[self.name][1]
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    resolution: int = 32
-    image_channels: int = 1
-    num_classes: int = 10  # 0 = unconditional
-    z_dim: int = 128
-    g_ch: int = 32
-    d_ch: int = 32
-    bn_cross_replica: bool = True  # False = per-replica BN statistics (the ablation)
-    g_bn_momentum: float = 0.99
-
-    def __post_init__(self):
-        _choice(self.resolution, RESOLUTIONS, "model.resolution")
-        _choice(self.image_channels, (1, 3), "model.image_channels")
-        _check(self.num_classes >= 0, "model.num_classes must be >= 0 (0 = unconditional)")
-        _check(self.z_dim >= 1, "model.z_dim must be >= 1")
-        _check(self.g_ch >= 1 and self.d_ch >= 1, "model.g_ch and model.d_ch must be >= 1")
-        _check(0.0 <= self.g_bn_momentum < 1.0, "model.g_bn_momentum must be in [0, 1)")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    global_batch_size: int = 64
-    steps: int = 1000  # generator updates
-    n_dis: int = 5
-    loss: str = "hinge"
-    g_lr: float = 2e-4
-    d_lr: float = 2e-4
-    beta1: float = 0.0
-    beta2: float = 0.9
-    lr_decay_start: int | None = None  # linear decay to 0 from this step to `steps`
-    ema_decay: float | None = None  # EMA of generator weights, e.g. 0.9999
-    grad_accumulation: int = 1  # micro-batches per optimizer update
-    # The G update draws this many times the global batch (sngan_projection: n_gen_samples
-    # = 2 x the D batch, 128 vs 64 on CIFAR-10; mimicry, BigGAN-PyTorch, compare_gan: 1).
-    g_batch_multiplier: int = 1
-    replicator: str = "default"
-    # None (auto): off on CPU (slower there); tried on GPU/TPU, where the trainer falls back
-    # without XLA if the step does not compile. Point records keep the mode that ran.
-    jit_compile: bool | None = None
-    seed: int = 0
-    checkpoint_every: int = 500
-    summary_every: int = 50
-    log_every: int = 50
-    keep_checkpoints: int = 2
-    # Measure the gradient noise scale B_simple for D and G every N steps (sngan/noise_scale.py;
-    # 0 = off). The default keeps the step's overhead small (docs/benchmarks.md).
-    noise_scale_every: int = 25
-    # float32, or bfloat16 convolutions/matmuls with float32 variables, statistics, losses and
-    # gradients, as a TPU computes (sngan/precision.py). bfloat16 is refused on a CPU without
-    # native bf16 instructions unless precision_emulated_ok (it would be slower than float32).
-    precision: str = "float32"
-    precision_emulated_ok: bool = False
-    # End the run at the first evaluation meeting this condition, e.g. 'is_mean>=7.5' or
-    # 'fid<=50' (None: run to `steps`): a time-to-target run needs only the steps that pass
-    # its highest target. Needs eval.every; the record keeps the step (PointRecord.stopped_at).
-    stop_at: str | None = None
-    # Resume a checkpoint under another environment (commit, packages, CPU; environment.py)
-    # and keep both in the record, instead of refusing: a permission, not a setting.
-    environment_change_ok: bool = False
-
-    def __post_init__(self):
-        _check(self.global_batch_size > 0, "train.global_batch_size must be > 0")
-        _check(self.steps > 0, "train.steps must be > 0")
-        _check(self.n_dis >= 1, "train.n_dis must be >= 1")
-        _choice(self.loss, LOSSES, "train.loss")
-        _check(self.g_lr > 0 and self.d_lr > 0, "learning rates must be > 0")
-        _check(0 <= self.beta1 < 1 and 0 <= self.beta2 < 1, "Adam betas must be in [0, 1)")
-        if self.lr_decay_start is not None:
-            _check(0 <= self.lr_decay_start < self.steps,
-                   "train.lr_decay_start must be in [0, steps)")
-        if self.ema_decay is not None:
-            _check(0 < self.ema_decay < 1, "train.ema_decay must be in (0, 1)")
-        _check(self.grad_accumulation >= 1, "train.grad_accumulation must be >= 1")
-        _check(self.g_batch_multiplier >= 1, "train.g_batch_multiplier must be >= 1")
-        _check(self.checkpoint_every >= 1, "train.checkpoint_every must be >= 1")
-        _check(self.keep_checkpoints >= 1, "train.keep_checkpoints must be >= 1")
-        _check(self.noise_scale_every >= 0, "train.noise_scale_every must be >= 0 (0 = off)")
-        _check(self.precision not in REFUSED_PRECISIONS,
-               f"train.precision={self.precision!r} is not offered: "
-               f"{REFUSED_PRECISIONS.get(self.precision)}")
-        _choice(self.precision, PRECISIONS, "train.precision")
-        if self.stop_at is not None:
-            parse_stop_at(self.stop_at)
-        replicas = replicas_in_spec(self.replicator)
-        # one device, no accumulation: the noise scale halves the batch (sngan/gradient_noise.py)
-        _check(not (self.noise_scale_every and replicas == 1 and self.grad_accumulation == 1
-                    and self.global_batch_size % 2),
-               f"train.noise_scale_every={self.noise_scale_every} on one device halves the batch, "
-               f"so train.global_batch_size={self.global_batch_size} must be even; use an even "
-               "batch or train.noise_scale_every=0")
-        spec = parse_spec(self.replicator)
-        _check(not (self.jit_compile and spec.kind == "cpu" and (replicas or 1) > 1),
-               f"train.jit_compile=true with '{self.replicator}' ({replicas} CPU replicas): XLA "
-               "cannot compile the replicated step on CPU devices (TensorFlow refuses to read "
-               "a replica's variables from another CPU device); set train.jit_compile=null "
-               "(auto: off on CPU) or use one replica")
-        micro = self.global_batch_size // self.grad_accumulation
-        _check(self.global_batch_size % self.grad_accumulation == 0,
-               f"train.global_batch_size={self.global_batch_size} is not divisible by "
-               f"train.grad_accumulation={self.grad_accumulation}")
-        if replicas is not None:
-            _check(micro % replicas == 0,
-                   f"global batch {self.global_batch_size} (micro-batch {micro}) is not "
-                   f"divisible by the {replicas} replicas of '{self.replicator}': every "
-                   f"replica takes an equal share; use a multiple of {replicas} or another "
-                   "replicator")
-
-
-# the scores a run may stop at, and which way is better (stop_at uses >= or <=)
-STOP_METRICS = {"is_mean": ">=", "accuracy": ">=", "precision": ">=", "recall": ">=",
-                "density": ">=", "coverage": ">=", "fid": "<=", "kid_mean": "<=",
-                "intra_fid": "<="}
-_STOP_AT = re.compile(r"\s*([a-z_]+)\s*(>=|<=)\s*([-+0-9.eE]+)\s*")
-
-
-def parse_stop_at(text: str) -> tuple[str, str, float]:
-    """'is_mean>=7.5' -> ('is_mean', '>=', 7.5); a clear error for anything else."""
-    m = _STOP_AT.fullmatch(text) if isinstance(text, str) else None
-    _check(m is not None, f"train.stop_at={text!r}: write METRIC>=VALUE or METRIC<=VALUE, "
-                          f"e.g. 'is_mean>=7.5' (metrics: {', '.join(sorted(STOP_METRICS))})")
-    metric, op, raw = m.groups()
-    _choice(metric, sorted(STOP_METRICS), "train.stop_at's metric")
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    _check(math.isfinite(value), f"train.stop_at={text!r}: {raw!r} is not a number")
-    _check(op == STOP_METRICS[metric],
-           f"train.stop_at={text!r}: {metric} improves the other way; use "
-           f"{metric}{STOP_METRICS[metric]}{raw}")
-    return metric, op, value
 
 
 def stop_reached(stop_at: str | None, scores) -> bool:
@@ -304,12 +153,11 @@ class EvalConfig:
         _check(self.every >= 0, "eval.every must be >= 0")
         _check(self.replicates >= 1, "eval.replicates must be >= 1 (1 = the final score only)")
         if self.protocol != "custom":
-            nf, nr, split, splits = EVAL_PROTOCOLS[self.protocol]
-            _check((self.num_fake, self.num_real, self.reference_split, self.is_splits)
-                   == (nf, nr, split, splits),
-                   f"eval.protocol={self.protocol!r} fixes num_fake={nf}, num_real={nr}, "
-                   f"reference_split={split!r}, is_splits={splits}; use protocol='custom' "
-                   "to change them")
+            fixed = EVAL_PROTOCOLS[self.protocol].fields()
+            _check(all(getattr(self, name) == value for name, value in fixed.items()),
+                   f"eval.protocol={self.protocol!r} fixes "
+                   f"{', '.join(f'{name}={value!r}' for name, value in fixed.items())}; use "
+                   "protocol='custom' to change them")
         _check(kid_blocks_fit(self.num_fake, self.num_real, self.kid_subsets),
                f"eval.kid_subsets={self.kid_subsets} is too many for {self.num_fake} generated "
                f"and {self.num_real} real samples: KID's block estimator needs >= 2 samples of "
@@ -319,9 +167,7 @@ class EvalConfig:
     @staticmethod
     def for_protocol(protocol: str, **kw) -> EvalConfig:
         _choice(protocol, tuple(EVAL_PROTOCOLS), "eval.protocol")
-        nf, nr, split, splits = EVAL_PROTOCOLS[protocol]
-        return EvalConfig(protocol=protocol, num_fake=nf, num_real=nr, reference_split=split,
-                          is_splits=splits, **kw)
+        return EvalConfig(protocol=protocol, **EVAL_PROTOCOLS[protocol].fields(), **kw)
 
 
 def check_eval_replicas(eval_cfg: EvalConfig, spec: str) -> None:
@@ -387,22 +233,35 @@ class RunConfig:
     def with_overrides(self, overrides: typing.Iterable[str] | dict) -> RunConfig:
         """Apply 'section.field=value' overrides (values parsed as JSON, else as strings)."""
         overrides = dict(overrides) if isinstance(overrides, dict) else parse_overrides(overrides)
-        d = self.to_dict()
         protocol = overrides.get("eval.protocol")
         if protocol in EVAL_PROTOCOLS:  # a named protocol brings its counts unless overridden
-            for k, v in zip(("num_fake", "num_real", "reference_split", "is_splits"),
-                            EVAL_PROTOCOLS[protocol]):
+            for k, v in EVAL_PROTOCOLS[protocol].fields().items():
                 overrides.setdefault("eval." + k, v)
+        check_overrides(overrides)
+        d = self.to_dict()
         for key, value in overrides.items():
-            parts = key.split(".")
-            _check(len(parts) == 2 and parts[0] in d and isinstance(d[parts[0]], dict),
-                   f"unknown config key {key!r}; expected one of "
-                   f"{sorted(s + '.' + f for s in d if isinstance(d[s], dict) for f in d[s])}")
-            section, name = parts
-            _check(name in d[section], f"unknown config key {key!r}; {section} has "
-                                       f"{sorted(d[section])}")
+            section, name = key.split(".")
             d[section][name] = value
         return RunConfig.from_dict(d)
+
+
+# the sections an override may name: RunConfig's dataclass fields ('preset' is not one)
+_SECTIONS = {name: hint for name, hint in typing.get_type_hints(RunConfig).items()
+             if dataclasses.is_dataclass(hint)}
+
+
+def check_overrides(overrides: dict) -> None:
+    """Every key names a config field and every value has its field's type (a boolean is not
+    a number): checked for each override, so one that a caller replaces later (a sweep sets
+    every point's batch size) is still refused, with the error a config file would give."""
+    for key, value in overrides.items():
+        section, _, name = key.partition(".")
+        if not (section in _SECTIONS and name and "." not in name):
+            known = (f"{s}.{f.name}" for s, c in _SECTIONS.items() for f in dataclasses.fields(c))
+            raise ConfigError(f"unknown config key {key!r}; expected one of {sorted(known)}")
+        names = sorted(f.name for f in dataclasses.fields(_SECTIONS[section]))
+        _check(name in names, f"unknown config key {key!r}; {section} has {names}")
+        field_value(_SECTIONS[section], name, value, ConfigError, section + ".")
 
 
 ARM_NAME = re.compile(r"[a-z0-9][a-z0-9_]*")

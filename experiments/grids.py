@@ -3,13 +3,10 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from common import files  # noqa: E402
+from common import files
+from experiments.pyplot import plt
 
 
 def to_uint8(images: np.ndarray) -> np.ndarray:

@@ -33,8 +33,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from replication.preemption import PREEMPTED_EXIT_CODE
+
 TIMEOUT_EXIT_CODE = 124  # what `timeout(1)` returns; used by the CLI
-PREEMPTED_EXIT_CODE = 199  # replication.preemption's (not imported: this module is TF-free)
 CLUSTERS = ("tf_config", "slurm")
 
 

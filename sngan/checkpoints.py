@@ -1,4 +1,5 @@
-"""Restore the newest checkpoint that loads, falling back to older kept ones.
+"""What a checkpoint holds and how it is restored: every variable under a stable key, and the
+newest checkpoint that loads, falling back to older kept ones.
 
 A written checkpoint can still be damaged later: a truncated copy, a full disk, a bad sector,
 a hand-edited 'checkpoint' index file. TensorFlow then raises DataLossError, NotFoundError or
@@ -20,6 +21,22 @@ log = logging.getLogger(__name__)
 # What a damaged file raises varies (DataLossError, NotFoundError, IndexError "Read less bytes
 # than requested", ValueError, AssertionError for missing objects, ...): any of them.
 RESTORE_ERRORS = (Exception,)
+
+
+def variables_by_name(variables) -> dict:
+    """Checkpoint keys for Keras 3 variables, listed explicitly.
+
+    tf.train.Checkpoint does not reach the variables of Keras 3 layers held in lists (it
+    saved only the top-level layers' weights), so we hand it every variable: keyed by
+    position and path (without the model's own, instance-numbered name), which is stable
+    across rebuilds of the same architecture. This covers SN u vectors, BN statistics and
+    optimizer slots.
+    """
+    out = {}
+    for i, v in enumerate(variables):
+        path = getattr(v, "path", v.name).split("/", 1)[-1]
+        out[f"{i:04d}-{path.replace('/', '.')}"] = getattr(v, "value", v)
+    return out
 
 
 def _step_of(prefix: str) -> int:

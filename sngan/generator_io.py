@@ -15,7 +15,7 @@ import tensorflow as tf
 from common import files
 from common.errors import WeightsError
 from sngan import models
-from sngan.training import variables_by_name
+from sngan.checkpoints import variables_by_name
 
 
 def generator_arrays(generator) -> dict[str, np.ndarray]:

@@ -17,9 +17,9 @@ dis_models/snresnet*.py):
   1x1 shortcuts convolve the smaller map. A preset's training step then runs 0.62-0.67 of the
   multiply-adds of the layout as written (0.58 at 64x64; `sngan.flops` counts both).
 
-`model_cfg` is any object with `resolution, image_channels, num_classes, z_dim, g_ch, d_ch,
-bn_cross_replica, g_bn_momentum` (e.g. `experiments.config.ModelConfig`; not imported here,
-sngan/ knows nothing of the study). `num_classes == 0` builds the unconditional variant.
+`model_cfg` is a `sngan.config.ModelConfig` (`resolution`, one of `sngan.options
+.RESOLUTIONS`, `image_channels, num_classes, z_dim, g_ch, d_ch, bn_cross_replica,
+g_bn_momentum`). `num_classes == 0` builds the unconditional variant.
 `precision` (sngan/precision.py) says where the models compute in bfloat16; float32, the
 default, builds exactly the float32 graph. G's plain Keras layers take the precision's Keras
 dtype policy; the layers in sngan.layers cast by hand (their docstrings say why).

@@ -39,6 +39,7 @@ from common import faults
 from common.progress import ProgressMeter
 from sngan import checkpoints, gradient_noise, grappler, losses, models, noise_scale, options
 from sngan import precision as precisions
+from sngan.checkpoints import variables_by_name
 from sngan.sampling import Sampler
 
 log = logging.getLogger(__name__)
@@ -68,28 +69,12 @@ def linear_decay(step, base_lr: float, start: int | None, end: int):
     return base_lr * (1.0 - frac)
 
 
-def variables_by_name(variables) -> dict:
-    """Checkpoint keys for Keras 3 variables, listed explicitly.
-
-    tf.train.Checkpoint does not reach the variables of Keras 3 layers held in lists (it
-    saved only the top-level layers' weights), so we hand it every variable: keyed by
-    position and path (without the model's own, instance-numbered name), which is stable
-    across rebuilds of the same architecture. This covers SN u vectors, BN statistics and
-    optimizer slots.
-    """
-    out = {}
-    for i, v in enumerate(variables):
-        path = getattr(v, "path", v.name).split("/", 1)[-1]
-        out[f"{i:04d}-{path.replace('/', '.')}"] = getattr(v, "value", v)
-    return out
-
-
 class GANTrainer:
     """Builds G, D and their optimisers on a replicator, trains, checkpoints and resumes.
 
-    `model_cfg` and `train_cfg` are any objects with the fields of
-    `experiments.config.ModelConfig` / `TrainConfig`. Which configs may resume which
-    checkpoints is the caller's decision (the study's run directory checks it).
+    `model_cfg` and `train_cfg` are a `sngan.config.ModelConfig` and `TrainConfig`. Which
+    configs may resume which checkpoints is the caller's decision (the study's run directory
+    checks it).
     `input_fn_for(skip_batches)` returns an `input_fn(InputContext)` whose data starts after
     `skip_batches` global micro-batches: distributed iterators cannot be checkpointed, so a
     resumed run skips what the interrupted one consumed (deterministic given the seed).
@@ -110,12 +95,11 @@ class GANTrainer:
             train_cfg.noise_scale_every, replicator.num_replicas,
             train_cfg.grad_accumulation, self.global_batch, self.g_batch_multiplier)
         self.num_classes = model_cfg.num_classes
-        # train.precision (float32 where a caller's config predates the field); `precision`
-        # overrides it with any variant of sngan.precision.VARIANTS (benchmarks compare them)
-        self.precision = precisions.get(precision or getattr(train_cfg, "precision", None))
-        problem = precisions.hardware_problem(
-            self.precision.name, replicator.device_kind,
-            getattr(train_cfg, "precision_emulated_ok", False))
+        # train.precision; `precision` overrides it with any variant of
+        # sngan.precision.VARIANTS (benchmarks compare them)
+        self.precision = precisions.get(precision or train_cfg.precision)
+        problem = precisions.hardware_problem(self.precision.name, replicator.device_kind,
+                                              train_cfg.precision_emulated_ok)
         if problem:
             raise precisions.PrecisionError(problem)
         os.makedirs(workdir, exist_ok=True)

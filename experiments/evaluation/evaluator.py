@@ -16,7 +16,7 @@ import numpy as np
 
 from common import faults
 from experiments.config import RunConfig
-from experiments.evaluation import classifiers, conditional, reference_stats, scoring
+from experiments.evaluation import classifiers, fidelity_diversity, reference_stats, scoring
 from experiments.records import Scores
 from sngan import models
 from sngan.sampling import Sampler
@@ -33,7 +33,7 @@ class Evaluator:
         self.reference = reference_stats.reference_statistics(
             cfg.data, cfg.eval, self.classifier, cache_dir)
         self.real_features = self.reference.features
-        self.manifold = conditional.RealManifold(self.real_features)
+        self.manifold = fidelity_diversity.RealManifold(self.real_features)
         self._sampler: Sampler | None = None
 
     def sampler_for(self, generator, replicator) -> Sampler:

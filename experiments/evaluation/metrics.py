@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from common import tfgan_bridge
-from experiments.config import kid_block_size, kid_blocks_fit
+from experiments.evaluation.kid_blocks import kid_block_size, kid_blocks_fit
 
 # TF-GAN's metric functions run op by op in eager mode; traced (same ops, same float64) they
 # run several times faster. A sweep's sample counts are

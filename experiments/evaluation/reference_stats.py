@@ -54,7 +54,7 @@ def cache_key(data_cfg, eval_cfg, classifier) -> dict:
                resolution=data_cfg.resolution, data_resize=data_cfg.resize_method,
                classifier=classifier.name, classifier_version=classifier.version,
                classifier_resize=classifier.resize_method,
-               classifier_features=getattr(classifier, "feature_layer", None),
+               classifier_features=classifier.feature_layer,
                count=eval_cfg.num_real,
                selection=SELECTION)
     key["source"] = sources.resolve(data_cfg).describe()  # IDX files and TFDS differ in bytes

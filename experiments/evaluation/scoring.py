@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from experiments.evaluation import conditional, metrics
+from experiments.evaluation import conditional, fidelity_diversity, metrics
 from experiments.evaluation.classifiers.base import iterate_batches
 from experiments.records import Protocol
 
@@ -94,7 +94,7 @@ def protocol_record(eval_cfg, classifier, n_fake: int, n_real: int, **facts) -> 
         classifier=classifier.name,
         classifier_version=classifier.version,
         classifier_resize=classifier.resize_method,
-        classifier_features=getattr(classifier, "feature_layer", None),
+        classifier_features=classifier.feature_layer,
         n_real=int(n_real), n_fake=int(n_fake),
         reference_split=eval_cfg.reference_split,
         is_splits=eval_cfg.is_splits,
@@ -104,7 +104,7 @@ def protocol_record(eval_cfg, classifier, n_fake: int, n_real: int, **facts) -> 
         seed=eval_cfg.seed,
         eval_batch_size=eval_cfg.batch_size,
         metric_implementation=f"tensorflow-gan {_version('tensorflow-gan')} (float64)",
-        knn_dtype=f"{np.dtype(conditional.DISTANCE_DTYPE).name}, centred on the real mean",
+        knn_dtype=f"{np.dtype(fidelity_diversity.DISTANCE_DTYPE).name}, centred on the real mean",
         **facts,
     )
 

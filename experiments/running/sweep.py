@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from common.progress import format_duration
 from experiments import configs, preflight
-from experiments.config import BASELINE_BATCH, RunConfig, SweepAxes
+from experiments.config import BASELINE_BATCH, RunConfig, SweepAxes, check_overrides
 from experiments.running import cost_model, lock, sweep_dir
 
 log = logging.getLogger(__name__)
@@ -27,36 +27,25 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """A run config and the axes a sweep varies over it (validated as `SweepAxes`)."""
+    """A run config and the axes a sweep varies over it: one point per (batch size, seed).
+
+    The axes' own config overrides (steps, decay start, evaluation cadence, settings) are
+    already in `base`, under the command line's (`named_spec`)."""
     base: RunConfig
-    batch_sizes: tuple[int, ...]
-    seeds: tuple[int, ...] = (0,)
-    lr_scaling: str = "none"
-    budget: str = "equal_steps"
-    arm: str = ""
-    steps_by_batch: tuple[tuple[int, int], ...] = ()
+    axes: SweepAxes
 
     def __post_init__(self):
-        SweepAxes(tuple(self.batch_sizes), tuple(self.seeds), self.lr_scaling, self.budget,
-                  self.arm, steps_by_batch=tuple(self.steps_by_batch))
         self.points()  # validates every point's config now, not hours into the sweep
-
-    @classmethod
-    def from_axes(cls, base: RunConfig, axes: SweepAxes) -> SweepSpec:
-        """The sweep `axes` describe over `base` (their steps, decay, cadence and settings
-        applied)."""
-        return cls(base.with_overrides(axes.overrides()), axes.batch_sizes, axes.seeds,
-                   axes.lr_scaling, axes.budget, axes.arm, axes.steps_by_batch)
 
     def lr_factor(self, batch: int) -> float:
         ratio = batch / BASELINE_BATCH
-        return {"none": 1.0, "linear": ratio, "sqrt": math.sqrt(ratio)}[self.lr_scaling]
+        return {"none": 1.0, "linear": ratio, "sqrt": math.sqrt(ratio)}[self.axes.lr_scaling]
 
     def steps_for(self, batch: int) -> int:
-        if self.steps_by_batch:
-            return dict(self.steps_by_batch)[batch]
+        if self.axes.steps_by_batch:
+            return dict(self.axes.steps_by_batch)[batch]
         steps = self.base.train.steps
-        if self.budget == "equal_images":
+        if self.axes.budget == "equal_images":
             steps = max(1, round(steps * BASELINE_BATCH / batch))
         return steps
 
@@ -71,38 +60,40 @@ class SweepSpec:
                      "train.steps": steps, "train.lr_decay_start": decay,
                      "train.g_lr": t.g_lr * f, "train.d_lr": t.d_lr * f,
                      "train.checkpoint_every": min(t.checkpoint_every, steps)}
-        if self.base.eval.every and not self.steps_by_batch:
+        if self.base.eval.every and not self.axes.steps_by_batch:
             # the same number of evaluations per point, whatever its length
             fraction = self.base.eval.every / t.steps
             overrides["eval.every"] = max(1, round(steps * fraction))
         return self.base.with_overrides(overrides)
 
     def point_name(self, batch: int, seed: int) -> str:
-        return f"bs{batch:04d}_seed{seed}" + (f"_{self.arm}" if self.arm else "")
+        return f"bs{batch:04d}_seed{seed}" + (f"_{self.axes.arm}" if self.axes.arm else "")
 
     def points(self) -> list[tuple[str, RunConfig]]:
         return [(self.point_name(b, s), self.point_config(b, s))
-                for s in self.seeds for b in self.batch_sizes]
+                for s in self.axes.seeds for b in self.axes.batch_sizes]
 
     def describe(self, out: str) -> str:
-        b = self.base
-        return (f"sweep: preset {b.preset}{f', arm {self.arm}' if self.arm else ''}, batch "
-                f"sizes {list(self.batch_sizes)}, seeds {list(self.seeds)}, {self._steps_text()} G "
-                f"steps ({self.budget}), lr scaling {self.lr_scaling}, n_dis {b.train.n_dis}, "
+        b, x = self.base, self.axes
+        return (f"sweep: preset {b.preset}{f', arm {x.arm}' if x.arm else ''}, batch "
+                f"sizes {list(x.batch_sizes)}, seeds {list(x.seeds)}, {self._steps_text()} G "
+                f"steps ({x.budget}), lr scaling {x.lr_scaling}, n_dis {b.train.n_dis}, "
                 f"replicator {b.train.replicator}, protocol {b.eval.protocol} -> {out}")
 
     def _steps_text(self) -> str:
-        if not self.steps_by_batch:
+        if not self.axes.steps_by_batch:
             return str(self.base.train.steps)
-        return "/".join(str(self.steps_for(b)) for b in self.batch_sizes) + " (per batch size)"
+        return ("/".join(str(self.steps_for(b)) for b in self.axes.batch_sizes)
+                + " (per batch size)")
 
     def to_dict(self) -> dict:
         """What sweep.json records: the settings shared by the arm's points, and its points
         (and each batch size's steps, when the arm sets them)."""
-        spec = dict(base=self.base.to_dict(), lr_scaling=self.lr_scaling, budget=self.budget,
-                    arm=self.arm, points=[[b, s] for s in self.seeds for b in self.batch_sizes])
-        if self.steps_by_batch:
-            spec["steps_by_batch"] = {str(b): s for b, s in sorted(self.steps_by_batch)}
+        x = self.axes
+        spec = dict(base=self.base.to_dict(), lr_scaling=x.lr_scaling, budget=x.budget,
+                    arm=x.arm, points=[[b, s] for s in x.seeds for b in x.batch_sizes])
+        if x.steps_by_batch:
+            spec["steps_by_batch"] = {str(b): s for b, s in sorted(x.steps_by_batch)}
         return spec
 
 
@@ -112,12 +103,13 @@ def named_spec(preset: str, sweep: str | None = None, changes: dict | None = Non
     with `changes` to its axes and config `overrides` applied over it, every point checked
     against its data (preflight)."""
     axes = dataclasses.replace(configs.sweep_axes(preset, sweep), **(changes or {}))
+    # every override has its field's type, including one replaced below (the batch size)
+    check_overrides(overrides or {})
     # The base takes the sweep's first batch size: every point sets its own, and the preset's
     # must not be checked against the replicas when the sweep never uses it.
     base = configs.preset(preset, {**axes.overrides(), **(overrides or {}),
                                    "train.global_batch_size": axes.batch_sizes[0]})
-    spec = SweepSpec(preflight.check_run(base), axes.batch_sizes, axes.seeds, axes.lr_scaling,
-                     axes.budget, axes.arm, axes.steps_by_batch)
+    spec = SweepSpec(preflight.check_run(base), axes)
     for _, cfg in spec.points():
         preflight.check_run(cfg)
     return spec
@@ -166,8 +158,8 @@ def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator,
                  f"| sweep elapsed {format_duration(time.perf_counter() - t0)}, ETA {eta}")
         t = time.perf_counter()
         record = run_point(cfg, os.path.join(out_dir, "points", name), replicator,
-                           evaluator, point=name, sweep_lr_scaling=spec.lr_scaling,
-                           sweep_budget=spec.budget)
+                           evaluator, point=name, sweep_lr_scaling=spec.axes.lr_scaling,
+                           sweep_budget=spec.axes.budget)
         results.append(record)
         seconds = time.perf_counter() - t
         # a point computed now informs the cost model; a finished one skipped does not

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from experiments import records
+from experiments.config import SweepAxes
 from experiments.configs import preset
 from experiments.running import lock, sweep_dir
 from experiments.running.sweep import SweepSpec
@@ -53,6 +54,8 @@ ROWS = [
     bad("unknown dataset", ["sweep", "--set", "data.name=mnist"], "data.name='mnist'"),
     bad("wrong type", ["sweep", "--set", "train.steps=abc"], "has the wrong type"),
     bad("bool for int", ["train", "--set", "train.n_dis=true"], "has the wrong type"),
+    bad("bool for a sweep's batch", ["sweep", "--set", "train.global_batch_size=true"],
+        "train.global_batch_size=True has the wrong type (expected int)"),
     bad("batch vs replicas", ["sweep", "--replicator", "cpu:3", "--batch-sizes", "8"],
      "not divisible by the 3 replicas"),
     bad("eval batch vs replicas", ["sweep", "--replicator", "cpu:3", "--batch-sizes", "24"],
@@ -124,7 +127,8 @@ def workspace(tmp_path_factory):
     ws = tmp_path_factory.mktemp("cli_errors")
     fake_sweep(str(ws / "sweep_out"))
     base = preset("fashion_mnist", {"train.steps": 4})
-    sweep_dir.claim(str(ws / "sweep_out"), SweepSpec(base, batch_sizes=(16, 64, 512)).to_dict())
+    spec = SweepSpec(base, SweepAxes(batch_sizes=(16, 64, 512)))
+    sweep_dir.claim(str(ws / "sweep_out"), spec.to_dict())
     (ws / "afile").write_text("not a directory")
     os.makedirs(ws / "empty")
     fake_point(str(ws / "tampered"), 16, 0, 3.0, 80.0)  # its generator.npz was changed

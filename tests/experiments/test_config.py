@@ -41,6 +41,8 @@ def test_named_protocol_brings_its_counts():
     (["eval.classifier=inception"], None),  # allowed: Inception on Fashion-MNIST
     (["train.steps=1.5"], "wrong type"),
     (["train.n_dis=true"], "wrong type"),
+    (["train.global_batch_size=true"], r"train.global_batch_size=True has the wrong type"),
+    (["train.g_lr=false"], "wrong type"),
     (["eval.batch_size=500", "train.replicator=cpu:8"], "eval.batch_size=500"),
     (["eval.standing_batches=0"], "eval.standing_batches=0"),
     (["eval.kid_subsets=5000"], "use eval.kid_subsets <= 2500"),
@@ -70,6 +72,18 @@ def test_unknown_dataset_classifier_mismatch():
         preset("cifar10", {"eval.classifier": "fashion_mnist_classifier"})
 
 
+def test_an_override_is_checked_even_where_a_later_one_replaces_it():
+    """A sweep sets every point's batch size over the user's: a boolean given for it is
+    refused all the same, as in a config file (a bool is an int in Python: batch 1)."""
+    c.check_overrides({"train.global_batch_size": 64, "train.g_lr": 1, "eval.protocol": "tiny"})
+    with pytest.raises(c.ConfigError, match=r"^train.global_batch_size=True has the wrong type"):
+        c.check_overrides({"train.global_batch_size": True})
+    with pytest.raises(c.ConfigError, match="unknown config key 'train.bogus'; train has"):
+        c.check_overrides({"train.bogus": 1})
+    with pytest.raises(c.ConfigError, match="unknown config key 'train'; expected one of"):
+        c.check_overrides({"train": 1})
+
+
 def test_from_dict_rejects_unknown_and_null_fields():
     d = preset("fashion_mnist").to_dict()
     d["train"]["surprise"] = 1
@@ -87,14 +101,6 @@ def test_replicas_in_spec():
     assert c.replicas_in_spec("gpu:8") == 8
     assert c.replicas_in_spec("gpu") is None
     assert c.replicas_in_spec("tpu") is None
-
-
-def test_model_library_tests_use_the_presets_models():
-    import dataclasses
-
-    from model_configs import PRESET_MODELS
-    for name, model in PRESET_MODELS.items():
-        assert dataclasses.asdict(model) == dataclasses.asdict(preset(name).model), name
 
 
 def test_sweep_axes_validate_and_name_their_overrides():

@@ -1,7 +1,7 @@
 """Shared fixtures for the model-library tests."""
 import pytest
-from model_configs import TINY_RUN_TRAIN, ModelCfg
 from synthetic_data import synthetic_input_fn
+from tiny_configs import TINY_RUN_TRAIN, tiny_model
 
 from replication import make_replicator
 
@@ -20,7 +20,7 @@ def strategy4():
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory):
-    """ONE tiny trained run for the session: a GANTrainer (ModelCfg(), TINY_RUN_TRAIN,
+    """ONE tiny trained run for the session: a GANTrainer (tiny_model(), TINY_RUN_TRAIN,
     synthetic data) after 4 uninterrupted steps, checkpoints at 2 and 4 in its workdir.
 
     Tracing a trainer's step costs far more than its steps, so the tests that only read a
@@ -28,7 +28,7 @@ def tiny_run(tmp_path_factory):
     (copy the workdir first).
     """
     from sngan.training import GANTrainer
-    trainer = GANTrainer(ModelCfg(), TINY_RUN_TRAIN, make_replicator("default"),
+    trainer = GANTrainer(tiny_model(), TINY_RUN_TRAIN, make_replicator("default"),
                          synthetic_input_fn(TINY_RUN_TRAIN.global_batch_size),
                          str(tmp_path_factory.mktemp("tiny_run")))
     result = trainer.fit()

@@ -7,7 +7,7 @@ import sysconfig
 
 import numpy as np
 import pytest
-from model_configs import ModelCfg
+from tiny_configs import tiny_model
 
 import replication
 from sngan import models
@@ -35,7 +35,7 @@ print(json.dumps({k: [v.shape.as_list(), v.dtype.name]
 
 @pytest.fixture(scope="module")
 def sampler():
-    cfg = ModelCfg()
+    cfg = tiny_model()
     g = models.build_generator(cfg)
     # make the moving statistics differ from the batch statistics, as after training
     for bn in g.bn_layers:

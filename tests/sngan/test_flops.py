@@ -5,12 +5,13 @@ which run the executed count."""
 import numpy as np
 import pytest
 import tensorflow as tf
-from model_configs import PRESET_MODELS, TrainCfg
-from model_configs import ModelCfg as ModelConfig
 from tensorflow.python.framework import ops as tf_ops
+from tiny_configs import tiny_train
 
 import replication
+from experiments.configs import preset
 from sngan import flops, models
+from sngan.config import ModelConfig
 from sngan.training import GANTrainer
 
 # Ops whose FLOPs sngan.flops counts (everything else is element-wise).
@@ -51,7 +52,7 @@ def registry_flops(concrete_fn) -> int:
 
 
 def test_hand_count_of_the_fashion_mnist_model():
-    m = PRESET_MODELS["fashion_mnist"]  # z 64, G and D width 32, 1 channel, 32x32
+    m = preset("fashion_mnist").model  # z 64, G and D width 32, 1 channel, 32x32
     w = 32
     def block(r):
         return 2 * r * r * (9 * w * w + 9 * w * w + w * w)  # conv1, conv2, shortcut
@@ -74,7 +75,7 @@ def test_hand_count_of_the_fashion_mnist_model_as_executed():
     """G's conv1 as a stride-2 transposed 4x4 conv from the half-size map and the shortcut
     before the up-sampling; D's pooled conv2 as a stride-2 4x4 conv, the shortcut after the
     pool."""
-    m = PRESET_MODELS["fashion_mnist"]
+    m = preset("fashion_mnist").model
     w = 32
     def block(r):
         h = r // 2
@@ -168,7 +169,7 @@ def _synthetic(model_cfg, b):
 
 
 def _trainer_update_flops(tmp_path, model_cfg, batch, g_batch_multiplier=1):
-    train_cfg = TrainCfg(global_batch_size=batch, n_dis=1, steps=10,
+    train_cfg = tiny_train(global_batch_size=batch, n_dis=1, steps=10,
                          g_batch_multiplier=g_batch_multiplier)
     trainer = GANTrainer(model_cfg, train_cfg, replication.make_replicator("default"),
                          _synthetic(model_cfg, batch),

@@ -1,14 +1,13 @@
 """Squared gradient norms inside replica steps: replicas and slices of one batch agree on the
 same data, the estimate does not depend on the replica count beyond its noise, and a trainer
 with the feature off (or measuring) trains exactly as one without it."""
-import dataclasses
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from model_configs import ModelCfg, TrainCfg
 from synthetic_data import synthetic_input_fn
+from tiny_configs import tiny_model, tiny_train
 
 import replication
 from sngan import gradient_noise, noise_scale
@@ -99,14 +98,9 @@ def test_the_estimate_does_not_depend_on_the_replica_count_beyond_its_noise(regr
 
 
 # -- the trainer ---------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class NoiseTrainCfg(TrainCfg):
-    noise_scale_every: int = 0
-
-
 def train(tmp_path, name, spec="default", cfg=None):
-    cfg = cfg or TrainCfg()
-    trainer = GANTrainer(ModelCfg(), cfg, replication.make_replicator(spec),
+    cfg = cfg or tiny_train()
+    trainer = GANTrainer(tiny_model(), cfg, replication.make_replicator(spec),
                          synthetic_input_fn(cfg.global_batch_size), str(tmp_path / name))
     trainer.fit()
     return trainer
@@ -121,9 +115,9 @@ def weights(trainer) -> list[np.ndarray]:
 def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("noise")
     return dict(without=train(tmp, "without"),
-                off=train(tmp, "off", cfg=NoiseTrainCfg(noise_scale_every=0)),
-                every1=train(tmp, "every1", cfg=NoiseTrainCfg(noise_scale_every=1)),
-                replicas=train(tmp, "replicas", "cpu:2", NoiseTrainCfg(noise_scale_every=1)))
+                off=train(tmp, "off", cfg=tiny_train(noise_scale_every=0)),
+                every1=train(tmp, "every1", cfg=tiny_train(noise_scale_every=1)),
+                replicas=train(tmp, "replicas", "cpu:2", tiny_train(noise_scale_every=1)))
 
 
 @pytest.mark.slow  # four tiny trainings, one on 2 replicas

@@ -14,12 +14,13 @@ THREE_STEPS = """
 import hashlib, sys, tempfile
 sys.path[:0] = [{root!r}, {support!r}]
 import numpy as np
-from model_configs import ModelCfg, TrainCfg
+from tiny_configs import tiny_model, tiny_train
 from synthetic_data import synthetic_input_fn
 import replication
 from sngan.training import GANTrainer
-trainer = GANTrainer(ModelCfg(g_ch=16, d_ch=16), TrainCfg(), replication.make_replicator("default"),
-                     synthetic_input_fn(8), tempfile.mkdtemp() + "/run")
+trainer = GANTrainer(tiny_model(g_ch=16, d_ch=16), tiny_train(),
+                     replication.make_replicator("default"), synthetic_input_fn(8),
+                     tempfile.mkdtemp() + "/run")
 step = trainer._train_step if {wrapped} else trainer._train_step.__wrapped__
 for _ in range(3):
     step(trainer.iterator)

@@ -6,19 +6,23 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from model_configs import ModelCfg
+from tiny_configs import tiny_model
 
 import replication
 from sngan import losses, models, options
 from sngan.sampling import Sampler
 
 
-def test_options_import_without_tensorflow():
-    code = ("import sys; import sngan.options as o; "
+def test_options_and_configs_import_without_tensorflow():
+    code = ("import sys; import sngan.options as o; import sngan.config; "
             "assert 'tensorflow' not in sys.modules, 'tensorflow imported'; print(o.CHECKPOINTS)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "checkpoints"
+
+
+def test_every_listed_resolution_has_an_architecture():
+    assert sorted(models.ARCHITECTURES) == sorted(options.RESOLUTIONS)
 
 
 @pytest.mark.parametrize("kind", options.LOSSES)
@@ -39,7 +43,7 @@ def test_an_unlisted_loss_is_refused_naming_the_list():
 
 
 def test_every_listed_bn_mode_samples_and_others_are_refused():
-    cfg = ModelCfg()
+    cfg = tiny_model()
     replicator = replication.make_replicator("default")
     with replicator.context():
         generator = models.build_generator(cfg)

@@ -16,8 +16,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from model_configs import ModelCfg, TrainCfg
 from synthetic_data import synthetic_input_fn
+from tiny_configs import tiny_model, tiny_train
 
 import replication
 from sngan import equivalence, losses, models
@@ -28,7 +28,7 @@ from sngan.training import GANTrainer
 
 GRAD_TOLERANCE = {"d_grads": (0.05, 0.999), "g_grads": (0.30, 0.97)}  # rel. L2, cosine
 STATS_ATOL = 1e-6
-MODEL = ModelCfg(g_ch=16, d_ch=16)
+MODEL = tiny_model(g_ch=16, d_ch=16)
 
 
 # -- the hardware check, the names ---------------------------------------------------------
@@ -46,7 +46,7 @@ def test_a_cpu_without_native_bfloat16_is_refused_naming_the_flag():
 def test_the_trainer_refuses_before_building_anything(tmp_path, monkeypatch):
     monkeypatch.setattr(precisions, "cpu_flags", lambda: {"avx2"})
     with pytest.raises(precisions.PrecisionError, match="AVX512_BF16"):
-        GANTrainer(MODEL, TrainCfg(), replication.make_replicator("default"),
+        GANTrainer(MODEL, tiny_train(), replication.make_replicator("default"),
                    synthetic_input_fn(8), str(tmp_path / "run"), precision="bfloat16")
     assert not (tmp_path / "run").exists()
 
@@ -191,7 +191,7 @@ def test_batch_norm_statistics_of_g_follow_float32(passes):
 
 # -- one training step of the trainer, and the replicas ---------------------------------------
 def _trainer(tmp_path, precision, spec="default", name=None, **train):
-    cfg = TrainCfg(steps=2, n_dis=1, **train)  # one Adam update of each player
+    cfg = tiny_train(steps=2, n_dis=1, **train)  # one Adam update of each player
     return GANTrainer(MODEL, cfg, replication.make_replicator(spec), synthetic_input_fn(8),
                       str(tmp_path / (name or f"{precision}_{spec}")), precision=precision)
 
@@ -209,7 +209,7 @@ def test_one_training_step_agrees_with_float32(tmp_path):
     m32, m16 = f32.step(), bf16.step()
     for key in ("d_loss", "g_loss"):
         assert m16[key] == pytest.approx(m32[key], rel=LOSS_RTOL, abs=LOSS_ATOL), key
-    lr = TrainCfg().g_lr
+    lr = tiny_train().g_lr
     w32, w16 = _weights(f32), _weights(bf16)
     far = total = 0
     for k in w32:
@@ -227,8 +227,8 @@ def test_replicas_equal_one_device_on_the_global_batch_in_bfloat16(tmp_path):
     differs far more."""
     runs, replicators = {}, {}  # one MirroredStrategy per device set (tests/sngan/conftest.py)
     for spec, cross in (("default", True), ("cpu:2", True), ("cpu:2", False)):
-        model = MODEL if cross else ModelCfg(g_ch=16, d_ch=16, bn_cross_replica=False)
-        cfg = TrainCfg(steps=2, replicator=spec)
+        model = MODEL if cross else tiny_model(g_ch=16, d_ch=16, bn_cross_replica=False)
+        cfg = tiny_train(steps=2, replicator=spec)
         repl = replicators.setdefault(spec, replication.make_replicator(spec))
         t = GANTrainer(model, cfg, repl, equivalence.synthetic_input_fn(8),
                        str(tmp_path / f"{spec}_{cross}".replace(":", "")), precision="bfloat16")

@@ -2,7 +2,7 @@
 change the model, and standing statistics equal to the average of batch statistics."""
 import numpy as np
 import pytest
-from model_configs import ModelCfg
+from tiny_configs import tiny_model
 
 import replication
 from sngan import models
@@ -11,7 +11,7 @@ from sngan.sampling import Sampler, balanced_labels, latent_batch
 
 @pytest.fixture(scope="module")
 def sampler():
-    cfg = ModelCfg()
+    cfg = tiny_model()
     g = models.build_generator(cfg)
     for bn in g.bn_layers:  # moving statistics unlike any batch's, as after training
         bn.moving_mean.assign(np.full(bn.moving_mean.shape, 0.5, np.float32))

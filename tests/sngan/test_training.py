@@ -10,19 +10,20 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from model_configs import ModelCfg, TrainCfg
 from synthetic_data import synthetic_input_fn
+from tiny_configs import tiny_model, tiny_train
 
 import replication
 from sngan import equivalence
-from sngan.training import GANTrainer, variables_by_name
+from sngan.checkpoints import variables_by_name
+from sngan.training import GANTrainer
 
 
 class Tiny:
     """A tiny model and training config (the sngan tests do not use the study's configs)."""
 
     def __init__(self, **train):
-        self.model, self.train = ModelCfg(), TrainCfg(**train)
+        self.model, self.train = tiny_model(), tiny_train(**train)
 
 
 def tiny_cfg(**train):

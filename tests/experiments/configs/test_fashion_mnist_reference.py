@@ -46,7 +46,7 @@ def test_more_seeds_extend_v2_at_64_and_512_with_its_settings():
 
 def test_the_equal_images_control():
     spec = named_spec("fashion_mnist_reference", "equal_images")
-    assert spec.arm == "equal_images" and spec.budget == "equal_images"
+    assert spec.axes.arm == "equal_images" and spec.axes.budget == "equal_images"
     points = dict(spec.points())
     assert list(points) == [f"bs0064_seed{s}_equal_images" for s in (0, 1, 2)]
     for seed, cfg in enumerate(points.values()):
@@ -63,7 +63,7 @@ def test_the_equal_images_control():
 def test_the_time_to_target_arm_runs_each_batch_its_own_steps_at_constant_lr():
     spec = named_spec("fashion_mnist_reference", "constant_lr")
     points = dict(spec.points())
-    assert len(points) == 18 and spec.arm == "constant_lr"
+    assert len(points) == 18 and spec.axes.arm == "constant_lr"
     steps = {}
     for name, cfg in points.items():
         t = cfg.train

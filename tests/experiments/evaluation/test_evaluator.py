@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import replication
-from experiments import records, toolbox
+from experiments import records, trained_generator
 from experiments.configs import preset
 from experiments.evaluation.evaluator import Evaluator
 from sngan import models
@@ -72,7 +72,7 @@ def test_one_twin_samples_every_generator_with_its_current_weights(small):
 def test_a_committed_generator_scores_as_its_record_says(tmp_path):
     run = os.path.join(REFERENCE, "bs0064_seed0")
     record, replicator = records.read_record(run), replication.make_replicator("default")
-    loaded = toolbox.load_generator(run, replicator)  # checksum checked
+    loaded = trained_generator.load_generator(run, replicator)  # checksum checked
     scores = Evaluator(loaded.config, cache_dir=str(tmp_path)).score(
         loaded.sampler.generator, replicator, step=record.steps, images_seen=record.images_seen)
     final = record.final

@@ -17,6 +17,7 @@ class CountingClassifier:
 
     name = "counting"
     resize_method = "none"
+    feature_layer = "x"
     feature_dim = 3
     num_classes = 2
 

@@ -13,6 +13,7 @@ class LinearClassifier:
     name = "linear"
     version = "sha256:test"
     resize_method = "none"
+    feature_layer = "x"
     feature_dim = 6
     num_classes = 4
 

@@ -11,12 +11,13 @@ from fake_results import fake_point as _fake_point
 from common import files
 from experiments import config as c
 from experiments import configs, records
+from experiments.config import SweepAxes
 from experiments.running.sweep import SweepSpec
 
 
 def test_sweep_points_equal_steps_and_lr_scaling():
     base = configs.preset("fashion_mnist", {"train.steps": 100})
-    spec = SweepSpec(base, batch_sizes=(16, 64, 256), seeds=(0, 1), lr_scaling="sqrt")
+    spec = SweepSpec(base, SweepAxes(batch_sizes=(16, 64, 256), seeds=(0, 1), lr_scaling="sqrt"))
     points = spec.points()
     assert [n for n, _ in points] == ["bs0016_seed0", "bs0064_seed0", "bs0256_seed0",
                                       "bs0016_seed1", "bs0064_seed1", "bs0256_seed1"]
@@ -29,7 +30,7 @@ def test_sweep_points_equal_steps_and_lr_scaling():
 
 def test_sweep_points_equal_images_budget():
     base = configs.preset("fashion_mnist", {"train.steps": 100, "eval.every": 25})
-    spec = SweepSpec(base, batch_sizes=(32, 64, 128), budget="equal_images")
+    spec = SweepSpec(base, SweepAxes(batch_sizes=(32, 64, 128), budget="equal_images"))
     steps = {cfg.train.global_batch_size: cfg for _, cfg in spec.points()}
     assert {b: s.train.steps for b, s in steps.items()} == {32: 200, 64: 100, 128: 50}
     for b, cfg in steps.items():  # images seen are equal
@@ -40,11 +41,11 @@ def test_sweep_points_equal_images_budget():
 def test_sweep_rejects_bad_specs():
     base = configs.preset("fashion_mnist", {"train.replicator": "cpu:4"})
     with pytest.raises(c.ConfigError, match="not divisible by the 4 replicas"):
-        SweepSpec(base, batch_sizes=(8, 2))
+        SweepSpec(base, SweepAxes(batch_sizes=(8, 2)))
     with pytest.raises(c.ConfigError, match="lr_scaling"):
-        SweepSpec(base, batch_sizes=(8,), lr_scaling="cubic")
+        SweepSpec(base, SweepAxes(batch_sizes=(8,), lr_scaling="cubic"))
     with pytest.raises(c.ConfigError, match="budget"):
-        SweepSpec(base, batch_sizes=(8,), budget="equal_time")
+        SweepSpec(base, SweepAxes(batch_sizes=(8,), budget="equal_time"))
 
 
 def test_atomic_write_and_corrupt_metrics(tmp_path, caplog):

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from experiments.config import SweepAxes
 from experiments.configs import preset
 from experiments.running import calibration
 from experiments.running.cost_model import PointCost
@@ -18,7 +19,7 @@ TINY = ["--protocol", "tiny", "--steps", "4", "--set", "model.g_ch=8", "--set", 
 
 def test_estimate_prices_every_point_from_the_calibration(monkeypatch, tmp_path):
     spec = SweepSpec(preset("fashion_mnist", {"train.steps": 100, "eval.every": 25}),
-                     batch_sizes=(8, 64, 512), seeds=(0, 1))
+                     SweepAxes(batch_sizes=(8, 64, 512), seeds=(0, 1)))
     by_batch = {8: (0.05, 2.0), 512: (1.9, 3.0)}  # seconds per step, set-up seconds
 
     def fake_training(cfg, replicator, steps):
@@ -46,7 +47,7 @@ def test_estimate_prices_every_point_from_the_calibration(monkeypatch, tmp_path)
 
 
 def test_calibration_needs_no_timing_of_finished_points(monkeypatch, tmp_path):
-    spec = SweepSpec(preset("fashion_mnist", {"train.steps": 10}), batch_sizes=(8,))
+    spec = SweepSpec(preset("fashion_mnist", {"train.steps": 10}), SweepAxes(batch_sizes=(8,)))
     monkeypatch.setattr(calibration.run_dir, "finished_record",
                         lambda cfg, directory: object())  # every point finished
     monkeypatch.setattr(calibration, "time_training", lambda cfg, rep, steps: (
@@ -68,10 +69,10 @@ def test_the_sweep_calibrates_only_when_two_batch_sizes_are_left_and_survives_a_
 
     monkeypatch.setattr(calibration, "estimate_sweep", fake_estimate)
     base = preset("fashion_mnist", {"train.steps": 10})
-    two = SweepSpec(base, batch_sizes=(8, 64))
+    two = SweepSpec(base, SweepAxes(batch_sizes=(8, 64)))
     assert sweep.calibrated_prior(two, str(tmp_path), None, "evaluator") is model
     assert calls == ["evaluator"]
-    one = SweepSpec(base, batch_sizes=(8,), seeds=(0, 1))  # nothing to separate
+    one = SweepSpec(base, SweepAxes(batch_sizes=(8,), seeds=(0, 1)))  # nothing to separate
     assert sweep.calibrated_prior(one, str(tmp_path), None, "evaluator") is None
     assert len(calls) == 1
 

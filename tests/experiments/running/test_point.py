@@ -10,7 +10,7 @@ from synthetic_data import synthetic_input_fn
 
 import replication
 from common import files
-from experiments import grids, records, toolbox
+from experiments import grids, records, trained_generator
 from experiments.configs import preset
 from experiments.records import Scores
 from experiments.running import point
@@ -27,7 +27,7 @@ def test_committed_generator_reproduces_its_committed_samples(name):
     as the point did gives the committed comparison row and class grid (uint8 images, up to
     one grey level of float rounding)."""
     run = os.path.join(REFERENCE, name)
-    loaded = toolbox.load_generator(run, replication.make_replicator("default"))
+    loaded = trained_generator.load_generator(run, replication.make_replicator("default"))
     cfg, sampler = loaded.config, loaded.sampler
     with np.load(os.path.join(run, records.SAMPLES, "samples.npz")) as committed:
         for got, want in ((point.comparison_samples(sampler, cfg), committed["comparison"]),

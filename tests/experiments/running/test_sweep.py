@@ -7,6 +7,7 @@ import pytest
 
 from experiments import records
 from experiments.cli import main
+from experiments.config import SweepAxes
 from experiments.configs import preset
 from experiments.running.sweep import SweepSpec, named_spec
 
@@ -14,8 +15,8 @@ from experiments.running.sweep import SweepSpec, named_spec
 def test_point_names_and_configs_under_equal_images():
     base = preset("fashion_mnist", {"train.steps": 800, "train.lr_decay_start": 400,
                                     "eval.every": 100})
-    spec = SweepSpec(base, batch_sizes=(64, 512), seeds=(0, 1), budget="equal_images",
-                     arm="control")
+    spec = SweepSpec(base, SweepAxes(batch_sizes=(64, 512), seeds=(0, 1),
+                                     budget="equal_images", arm="control"))
     points = dict(spec.points())
     assert list(points) == ["bs0064_seed0_control", "bs0512_seed0_control",
                             "bs0064_seed1_control", "bs0512_seed1_control"]
@@ -23,22 +24,22 @@ def test_point_names_and_configs_under_equal_images():
     assert (b512.steps, b512.lr_decay_start, b512.seed) == (100, 50, 1)  # 800 * 64 / 512
     assert points["bs0512_seed1_control"].eval.every == 12  # 8 evaluations, as at batch 64
     assert spec.to_dict()["points"] == [[64, 0], [512, 0], [64, 1], [512, 1]]
-    assert SweepSpec(base, batch_sizes=(64,)).point_name(64, 3) == "bs0064_seed3"
+    assert SweepSpec(base, SweepAxes(batch_sizes=(64,))).point_name(64, 3) == "bs0064_seed3"
 
 
 def test_steps_by_batch_gives_each_batch_its_steps_and_one_evaluation_cadence():
     base = preset("fashion_mnist", {"train.steps": 800, "eval.every": 100})
-    spec = SweepSpec(base, batch_sizes=(16, 512), steps_by_batch=((16, 4000), (512, 300)),
-                     arm="ttt")
+    spec = SweepSpec(base, SweepAxes(batch_sizes=(16, 512),
+                                     steps_by_batch=((16, 4000), (512, 300)), arm="ttt"))
     points = dict(spec.points())
     assert [(c.train.steps, c.eval.every) for c in points.values()] == [(4000, 100),
                                                                         (300, 100)]
     assert spec.to_dict()["steps_by_batch"] == {"16": 4000, "512": 300}
     assert "4000/300 (per batch size) G steps" in spec.describe("out")
     # a subset of the batch sizes (--batch-sizes) keeps the arm's recorded steps
-    sub = SweepSpec(base, batch_sizes=(512,), steps_by_batch=((16, 4000), (512, 300)))
+    sub = SweepSpec(base, SweepAxes(batch_sizes=(512,), steps_by_batch=((16, 4000), (512, 300))))
     assert sub.to_dict()["steps_by_batch"] == spec.to_dict()["steps_by_batch"]
-    assert "steps_by_batch" not in SweepSpec(base, batch_sizes=(16,)).to_dict()
+    assert "steps_by_batch" not in SweepSpec(base, SweepAxes(batch_sizes=(16,))).to_dict()
 
 
 def test_named_spec_lets_flags_and_overrides_win():

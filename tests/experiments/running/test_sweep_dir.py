@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from experiments.config import SweepAxes
 from experiments.configs import preset
 from experiments.running import sweep_dir
 from experiments.running.sweep import SweepSpec
@@ -13,8 +14,8 @@ from experiments.running.sweep import SweepSpec
 def spec(steps=4, seeds=(0,), batch_sizes=(8, 16), arm="", budget="equal_steps",
          **overrides):
     base = preset("fashion_mnist", {"train.steps": steps, **overrides})
-    return SweepSpec(base, batch_sizes=batch_sizes, seeds=seeds, arm=arm,
-                     budget=budget).to_dict()
+    return SweepSpec(base, SweepAxes(batch_sizes=batch_sizes, seeds=seeds, arm=arm,
+                                     budget=budget)).to_dict()
 
 
 def test_differences_name_the_settings_that_change_results():

@@ -19,8 +19,8 @@ from replication.startup import start_replicator
 SAMPLE_SUFFIXES = (".png", ".pdf", ".npz")  # a grid (figure) or arrays
 
 
-class ToolboxError(UserError, ValueError):
-    """A run directory, class list or output path the toolbox cannot use."""
+class GeneratorUseError(UserError, ValueError):
+    """A run directory, class list or output path that sample, export or evaluate cannot use."""
 
 
 @dataclasses.dataclass
@@ -127,13 +127,13 @@ def rescore(run_dir: str, eval_cfg: RunConfig, replicator) -> str:
 def check_classes(classes, num_classes: int) -> list[int]:
     if not num_classes:
         if classes:
-            raise ToolboxError("this generator is unconditional: omit --classes")
+            raise GeneratorUseError("this generator is unconditional: omit --classes")
         return [0]
     if not classes:
         return list(range(num_classes))
     bad = [c for c in classes if not 0 <= c < num_classes]
     if bad:
-        raise ToolboxError(f"class index {bad[0]} is out of range: this generator has "
+        raise GeneratorUseError(f"class index {bad[0]} is out of range: this generator has "
                            f"{num_classes} classes (0..{num_classes - 1})")
     return list(classes)
 
@@ -141,21 +141,21 @@ def check_classes(classes, num_classes: int) -> list[int]:
 def check_export_dir(path: str) -> str:
     """A new or empty directory for an exported SavedModel."""
     if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
-        raise ToolboxError(f"--out {path!r} exists and is not empty: choose a new directory")
+        raise GeneratorUseError(f"--out {path!r} exists and is not empty: choose a new directory")
     return path
 
 
 def check_writable(path: str, suffixes: tuple[str, ...]) -> str:
     """Fail before sampling if `path` has the wrong suffix or cannot be written."""
     if not path.endswith(suffixes):
-        raise ToolboxError(f"--out {path!r} must end with one of {', '.join(suffixes)}")
+        raise GeneratorUseError(f"--out {path!r} must end with one of {', '.join(suffixes)}")
     directory = os.path.dirname(os.path.abspath(path)) or "."
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
-        raise ToolboxError(f"cannot create {directory} for --out ({e.strerror})") from None
+        raise GeneratorUseError(f"cannot create {directory} for --out ({e.strerror})") from None
     if not os.access(directory, os.W_OK) or os.path.isdir(path):
-        raise ToolboxError(f"cannot write {path}: choose a writable file path")
+        raise GeneratorUseError(f"cannot write {path}: choose a writable file path")
     return path
 
 
