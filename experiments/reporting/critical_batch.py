@@ -11,8 +11,6 @@ two-player game, so the comparison is a test of the prediction, not of the sweep
 """
 from __future__ import annotations
 
-import glob
-import json
 import os
 from collections import defaultdict
 
@@ -22,11 +20,11 @@ import matplotlib.ticker
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from experiments import grids, records  # noqa: E402
+from experiments import grids, records, sweep_files  # noqa: E402
 from experiments.records import Point  # noqa: E402
 from sngan.noise_scale import PLAYERS, predicted_critical_batch  # noqa: E402
 
-RUNS_DIR = "noise_scale"  # SWEEP/noise_scale/*.json: saved noise-scale command results
+RUNS_DIR = sweep_files.NOISE_SCALE_RUNS  # SWEEP/noise_scale/*.json: saved noise-scale runs
 FIGURE = "noise_scale.png"
 NAMES = {"d": "D", "g": "G"}
 
@@ -46,16 +44,11 @@ def measurements(points: list[Point], sweep_dir: str) -> list[dict]:
         out.append(dict(batch=p.record.global_batch_size, source=f"sweep, seed {p.record.seed}",
                         steps=p.record.steps, summary=p.record.noise_scale.to_dict(),
                         series=series))
-    for path in sorted(glob.glob(os.path.join(sweep_dir, RUNS_DIR, "*.json"))):
-        try:
-            with open(path) as f:
-                run = json.load(f)
-            out.append(dict(batch=int(run["global_batch_size"]),
-                            source=f"noise-scale run ({os.path.basename(path)})",
-                            steps=int(run["steps"]), summary=run["noise_scale"],
-                            series=run["series"], command=run.get("command")))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # not a noise-scale result: not this section's
+    for name, run in sweep_files.read_noise_scale_runs(sweep_dir):
+        out.append(dict(batch=run.global_batch_size, source=f"noise-scale run ({name})",
+                        steps=run.steps,
+                        summary=run.noise_scale.to_dict() if run.noise_scale else None,
+                        series=run.series, command=run.command))
     return [m for m in out if m["summary"]]
 
 

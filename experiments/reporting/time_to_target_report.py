@@ -10,7 +10,6 @@ decayed-lr points of the same precision at their common evaluation steps.
 """
 from __future__ import annotations
 
-import glob
 import math
 import os
 from collections import defaultdict
@@ -21,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from experiments import grids, records  # noqa: E402
+from experiments import grids, sweep_files  # noqa: E402
 from experiments.records import Point  # noqa: E402
 from experiments.reporting import critical_batch_fit as fit_lib  # noqa: E402
 from experiments.reporting import precision_check, statistics, summary  # noqa: E402
@@ -40,29 +39,18 @@ CONFOUND_STEP = 1000
 
 
 def time_to_target_arms(sweep_dir: str) -> list[str]:
-    """Arms whose sweep.ARM.json sets per-batch steps (experiments.config.SweepAxes)."""
-    arms = []
-    for path in sorted(glob.glob(os.path.join(glob.escape(sweep_dir), "sweep.*.json"))):
-        spec = records.read_json(path)
-        if isinstance(spec, dict) and spec.get("steps_by_batch") and spec.get("arm"):
-            arms.append(spec["arm"])
-    return arms
-
-
-def arm_of(point: Point) -> str:
-    """The arm a point belongs to: the suffix after bsBBBB_seedS ('' for the main arm)."""
-    parts = os.path.basename(point.dir.rstrip("/")).split("_", 2)
-    return parts[2] if len(parts) == 3 else ""
+    """Arms whose sweep file sets per-batch steps (experiments.config.SweepAxes)."""
+    return sorted(a for a, f in sweep_files.read_sweep_files(sweep_dir).items()
+                  if a and f.time_to_target)
 
 
 def split_arms(points: list[Point], arms: list[str]) -> tuple[list[Point], dict[str, list]]:
     """(points of no time-to-target arm, {arm: its finished points})."""
     rest, by_arm = [], defaultdict(list)
     for p in points:
-        a = arm_of(p)
-        if a in arms:
+        if p.record.arm in arms:
             if p.history or p.record.status != "done":  # a diverged probe is a result
-                by_arm[a].append(p)
+                by_arm[p.record.arm].append(p)
         else:
             rest.append(p)
     return rest, dict(by_arm)
@@ -196,28 +184,20 @@ def _noise_lines(rows: list[dict]) -> list[str]:
     return lines + ["", noise_verdict(rows), ""]
 
 
-COUPLING_DIR = os.path.join("noise_scale", "coupling")  # SWEEP/noise_scale/coupling/*.json
-
-
 def coupling_lines(sweep_dir: str) -> list[str]:
     """The estimator's coupling (shared batch statistics between its small batches), from
     noise-scale runs saved in SWEEP/noise_scale/coupling/: one line per run."""
     lines = []
-    for path in sorted(glob.glob(os.path.join(glob.escape(sweep_dir), COUPLING_DIR, "*.json"))):
-        run = records.read_json(path)
-        try:
-            ns = run["noise_scale"]
-            # older saves lack the field; their command says it
-            bn = run.get("bn_cross_replica",
-                         "bn_cross_replica=false" not in str(run.get("command", "")).lower())
-            cells = [f"{name} {ns[p]['b_simple']:.0f} [{ns[p]['ci_low']:.0f}, "
-                     f"{ns[p]['ci_high']:.0f}]" for p, name in (("d", "D"), ("g", "G"))]
-            lines.append(f"- {os.path.basename(path)}: batch {run['global_batch_size']}, "
-                         f"{run['steps']} steps, small batches from {ns['source']}, BN "
-                         f"statistics {'shared' if bn else 'per replica'}: B_simple "
-                         f"{', '.join(cells)}.")
-        except (KeyError, TypeError, ValueError):
-            continue  # not a noise-scale result
+    for name, run in sweep_files.read_noise_scale_runs(sweep_dir, "coupling"):
+        ns = run.noise_scale
+        if ns is None:
+            continue
+        cells = [f"{label} {e.b_simple:.0f} [{e.ci_low:.0f}, {e.ci_high:.0f}]"
+                 for e, label in ((ns.d, "D"), (ns.g, "G"))]
+        lines.append(f"- {name}: batch {run.global_batch_size}, {run.steps} steps, small "
+                     f"batches from {ns.source}, BN statistics "
+                     f"{'shared' if run.bn_cross_replica else 'per replica'}: B_simple "
+                     f"{', '.join(cells)}.")
     if not lines:
         return []
     return ["The estimator's coupling (its small batches share batch-norm statistics): "

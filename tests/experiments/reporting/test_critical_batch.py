@@ -4,7 +4,7 @@ and one line when the records carry no measurements."""
 import json
 import os
 
-from fake_results import make_point
+from fake_results import make_point, noise_scale_run
 
 from experiments import records
 from experiments.reporting import critical_batch as ns
@@ -88,10 +88,9 @@ def test_section_with_saved_runs_and_measured_points(tmp_path):
     os.makedirs(tmp_path / ns.RUNS_DIR)
     series = {p: dict(steps=[10, 20], g2=[1.0, 1.0], trace=[30.0, 30.0], b_simple=[30.0, 30.0])
               for p in ("d", "g")}
-    run = dict(global_batch_size=512, steps=20, noise_scale=summary(100.0, 300.0),
-               series=series, command="python -m experiments noise-scale --batch-size 512")
+    run = noise_scale_run(512, 20, summary(100.0, 300.0), series)
     (tmp_path / ns.RUNS_DIR / "bs0512.json").write_text(json.dumps(run))
-    (tmp_path / ns.RUNS_DIR / "notes.json").write_text("[1, 2]")  # not a run: ignored
+    (tmp_path / ns.RUNS_DIR / "notes.json").write_text("[1, 2]")  # not a run: reported
     measured = make_point(64, 0, 4.0, 40.0)
     measured = records.Point(measured.dir, measured.config, measured.record.replace(
         noise_scale=records.NoiseScale.from_dict(summary(20.0, None))), measured.history)

@@ -7,10 +7,10 @@ import math
 import os
 
 import pytest
-from fake_results import PROTOCOL
+from fake_results import PROTOCOL, noise_scale_run
 
 from common import files
-from experiments import configs, records
+from experiments import configs, records, sweep_files
 from experiments.records import PointRecord, Scores
 from experiments.reporting import time_to_target_report as ttt
 from experiments.reporting.report import write_report
@@ -120,13 +120,15 @@ def test_the_report_keeps_the_arm_out_of_the_main_tables(sweep):
 
 def test_the_estimators_coupling_runs_are_listed_beside_the_comparison(sweep):
     def run(name, source, g, **extra):
-        est = dict(b_simple=g, ci_low=g / 2, ci_high=g * 2)
-        files.atomic_write_json(os.path.join(sweep, ttt.COUPLING_DIR, name), dict(
-            global_batch_size=64, steps=300, noise_scale=dict(
-                source=source, d=dict(b_simple=4.0, ci_low=3.0, ci_high=5.0), g=est), **extra))
-    run("a_shared.json", "2 slices", 66.0, command="noise-scale --batch-size 64")
-    run("b_local.json", "replicas", 55.0,
-        command="noise-scale --set model.bn_cross_replica=false")
+        def est(b, low, high):
+            return dict(measurements=30, window_start=150, b_simple=b, ci_low=low,
+                        ci_high=high, ema_mean=b, ema_std=1.0)
+        ns = dict(estimator="B_simple", source=source, every=5, ema_decay=0.9,
+                  window_fraction=0.5, batches={}, d=est(4.0, 3.0, 5.0), g=est(g, g / 2, g * 2))
+        files.atomic_write_json(os.path.join(sweep, sweep_files.NOISE_SCALE_RUNS, "coupling",
+                                             name), noise_scale_run(64, 300, ns, **extra))
+    run("a_shared.json", "2 slices", 66.0)
+    run("b_local.json", "replicas", 55.0, bn_cross_replica=False)
     run("c_new.json", "replicas", 60.0, bn_cross_replica=False)
     lines = ttt.coupling_lines(sweep)
     assert lines[2] == ("- a_shared.json: batch 64, 300 steps, small batches from 2 slices, BN "
