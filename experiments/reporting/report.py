@@ -12,15 +12,13 @@ import os
 
 from common import files
 from experiments import records
-from experiments.reporting import (
-    analysis,
-    critical_batch,
-    plots,
-    precision_check,
-    summary,
-    tables,
-    time_to_target_report,
-)
+from experiments.reporting.lib import plots
+from experiments.reporting.lib import seeds as summary
+from experiments.reporting.sections import batch_table as tables
+from experiments.reporting.sections import noise_scale as critical_batch
+from experiments.reporting.sections import precision as precision_check
+from experiments.reporting.sections import time_to_target as time_to_target_report
+from experiments.reporting.sections import verdicts as analysis
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from fake_results import make_point
 
-from experiments.reporting import analysis
-from experiments.reporting import statistics as st
+from experiments.reporting.lib import stats as st
+from experiments.reporting.sections import verdicts as analysis
 
 BATCHES = (8, 16, 32, 64, 128, 256, 512)
 

@@ -7,7 +7,7 @@ import os
 from fake_results import make_point, noise_scale_run
 
 from experiments import records
-from experiments.reporting import critical_batch as ns
+from experiments.reporting.sections import noise_scale as ns
 
 
 def summary(b_d, b_g, every=10):

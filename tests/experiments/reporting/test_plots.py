@@ -4,7 +4,8 @@ import pytest
 from fake_results import fake_point, make_point
 
 from experiments import grids, records
-from experiments.reporting import plots, summary
+from experiments.reporting.lib import plots
+from experiments.reporting.lib import seeds as summary
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ import pytest
 from fake_results import fake_point, make_point
 
 from experiments import records
-from experiments.reporting import precision_check, report
+from experiments.reporting import report
+from experiments.reporting.sections import precision as precision_check
 
 F32_IS = {0: 4.0, 1: 4.2, 2: 4.1}  # seed spread: sd 0.1
 

@@ -18,11 +18,13 @@ from fake_results import PROTOCOL, make_point
 
 from experiments import configs, records
 from experiments.records import PointRecord, Scores
-from experiments.reporting import analysis, precision_check, tables
-from experiments.reporting import critical_batch as cb
-from experiments.reporting import critical_batch_fit as fit_lib
-from experiments.reporting import statistics as st
-from experiments.reporting import time_to_target_report as ttt
+from experiments.reporting.lib import mccandlish as fit_lib
+from experiments.reporting.lib import stats as st
+from experiments.reporting.sections import batch_table as tables
+from experiments.reporting.sections import noise_scale as cb
+from experiments.reporting.sections import precision as precision_check
+from experiments.reporting.sections import time_to_target as ttt
+from experiments.reporting.sections import verdicts as analysis
 
 # -- the check --------------------------------------------------------------------------------
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
@@ -342,22 +344,6 @@ COUPLING = {"shared": dict(bn_cross_replica=True), "per replica": dict(bn_cross_
                                                   "model.bn_cross_replica=false")}
 
 
-def test_every_coupling_list_is_complete(tmp_path):
-    combos = [(k,) for k in COUPLING] + [tuple(COUPLING), ()]
-    for i, kinds in enumerate(combos):
-        sweep = tmp_path / str(i)
-        os.makedirs(sweep / ttt.COUPLING_DIR)
-        (sweep / ttt.COUPLING_DIR / "notes.json").write_text("[1, 2]")  # not a run
-        for j, kind in enumerate(kinds):
-            run = dict(global_batch_size=64, steps=300, **COUPLING[kind], noise_scale=dict(
-                source="2 slices", d=dict(b_simple=4.0, ci_low=3.0, ci_high=5.0),
-                g=dict(b_simple=66.0, ci_low=33.0, ci_high=132.0)))
-            (sweep / ttt.COUPLING_DIR / f"run{j}.json").write_text(json.dumps(run))
-        lines = ttt.coupling_lines(str(sweep))
-        assert len(check_markdown("\n".join(lines))) == (len(kinds) + 1 if kinds else 0)
-    assert len(combos) == 6
-
-
 BATCHES, STEPS = (16, 64, 128, 512), {16: 2400, 64: 1200, 128: 1000, 512: 800}
 
 
@@ -379,7 +365,7 @@ def arm_point(batch, seed, name, steps, value, every=100, b_simple=(4.0, 100.0),
                          images_seen=2 * batch * steps, train_wall_time_s=1.0,
                          final=history[-1] if done else None,
                          diverged_at=None if done else steps, point=name,
-                         sweep_budget="equal_steps")
+                         arm=records.arm_of_name(name), sweep_budget="equal_steps")
     return records.Point(os.path.join("points", name), cfg, record, history)
 
 

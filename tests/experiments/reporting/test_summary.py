@@ -6,8 +6,8 @@ import pytest
 from fake_results import make_point
 from scipy import stats as sps
 
-from experiments.reporting import statistics as st
-from experiments.reporting import summary
+from experiments.reporting.lib import seeds as summary
+from experiments.reporting.lib import stats as st
 
 
 def gmean_ratio(a, b):

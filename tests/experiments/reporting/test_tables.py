@@ -5,7 +5,8 @@ import io
 import pytest
 from fake_results import make_point
 
-from experiments.reporting import summary, tables
+from experiments.reporting.lib import seeds as summary
+from experiments.reporting.sections import batch_table as tables
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from fake_results import PROTOCOL, noise_scale_run
 from common import files
 from experiments import configs, records, sweep_files
 from experiments.records import PointRecord, Scores
-from experiments.reporting import time_to_target_report as ttt
 from experiments.reporting.report import write_report
+from experiments.reporting.sections import time_to_target as ttt
 
 B_CRIT = 100.0
 BATCHES = (16, 64, 128, 256, 512)

@@ -13,7 +13,7 @@ import numpy as np
 
 from experiments.config import BASELINE_BATCH
 from experiments.records import Point, PointRecord
-from experiments.reporting import statistics
+from experiments.reporting.lib import stats as statistics
 
 # metric -> (Scores field, higher is better)
 METRICS = {"is": ("is_mean", True), "fid": ("fid", False), "kid": ("kid_mean", False),

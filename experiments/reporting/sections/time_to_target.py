@@ -22,15 +22,17 @@ import numpy as np  # noqa: E402
 
 from experiments import grids, sweep_files  # noqa: E402
 from experiments.records import Point  # noqa: E402
-from experiments.reporting import critical_batch_fit as fit_lib  # noqa: E402
-from experiments.reporting import precision_check, statistics, summary  # noqa: E402
-from experiments.reporting.time_to_target import (  # noqa: E402
+from experiments.reporting.lib import mccandlish as fit_lib  # noqa: E402
+from experiments.reporting.lib import seeds as summary  # noqa: E402
+from experiments.reporting.lib import stats as statistics
+from experiments.reporting.lib.crossings import (  # noqa: E402
     METRICS,
     crossings,
     curve_of,
     reaching_batches,
     target_grid,
 )
+from experiments.reporting.sections import precision as precision_check
 
 FIGURES = {"hyperbolas": "steps_vs_images.png", "curves": "is_vs_steps.png",
            "b_crit": "b_crit_vs_target.png"}  # each prefixed with its arm's name

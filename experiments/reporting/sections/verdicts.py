@@ -16,8 +16,8 @@ import numpy as np
 
 from experiments.config import BASELINE_BATCH
 from experiments.records import Point, PointRecord
-from experiments.reporting import statistics
-from experiments.reporting.summary import (
+from experiments.reporting.lib import stats as statistics
+from experiments.reporting.lib.seeds import (
     EQUAL_IMAGES,
     EQUAL_STEPS,
     METRICS,

@@ -16,7 +16,7 @@ from collections import defaultdict
 import numpy as np
 
 from experiments.records import Point
-from experiments.reporting import summary
+from experiments.reporting.lib import seeds as summary
 
 MAIN_PRECISION = "float32"
 NAMES = {"is": "IS", "fid": "FID", "acc": "conditional accuracy"}
