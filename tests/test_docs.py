@@ -10,7 +10,7 @@ Checked without running anything and without TensorFlow:
 - quoted results opt in with an HTML comment (invisible when rendered): a table preceded by
   `<!-- checked: summary.json table -->` has each cell compared with `summary.json`'s row of
   its batch (`COLUMNS` names the keys), and a number or word followed by
-  `<!-- summary.json [batch=512].is_change_vs_64 as=abs -->` (or `analysis.json PATH`) with
+  `<!-- summary.json [batch=512].is_change_vs_baseline as=abs -->` (or `analysis.json PATH`) with
   the value at that path. A quoted number matches when it is the value rounded to the digits
   shown.
 """
@@ -53,11 +53,11 @@ COLUMNS = {
     "precision / recall": ("precision", "recall"),
     "best IS*": ("best_is",),
     "best FID*": ("best_fid",),
-    "IS vs 64 [95% CI]": ("is_change_vs_64", ("is_ratio_ci.low", _CI),
+    "IS vs 64 [95% CI]": ("is_change_vs_baseline", ("is_ratio_ci.low", _CI),
                           ("is_ratio_ci.high", _CI), "is_ratio_ci.df"),
-    "FID vs 64 [95% CI]": ("fid_change_vs_64", ("fid_ratio_ci.low", _CI),
+    "FID vs 64 [95% CI]": ("fid_change_vs_baseline", ("fid_ratio_ci.low", _CI),
                            ("fid_ratio_ci.high", _CI), "fid_ratio_ci.df"),
-    "accuracy vs 64 [95% CI]": ("acc_change_vs_64", ("acc_ratio_ci.low", _CI),
+    "accuracy vs 64 [95% CI]": ("acc_change_vs_baseline", ("acc_ratio_ci.low", _CI),
                                 ("acc_ratio_ci.high", _CI), "acc_ratio_ci.df"),
     "steps": ("steps",),
     "images seen": ("images_seen",),
@@ -596,11 +596,11 @@ def test_a_renamed_option_named_in_prose_is_caught():
 
 def test_missing_paths_links_and_names_are_caught():
     text = ("See `scripts/no_such.sh`, [a doc](docs/no_such.md), `sngan.no_such_module` and "
-            "`results/fashion_mnist/report/table.md|csv|nope`.")
+            "`results/fashion_mnist/report/table.tex|csv|nope`.")
     errors = path_errors(text, ROOT)
     assert len(errors) == 4, errors
     assert path_errors("`sngan.layers.SNConv2D`, `results/fashion_mnist/report/"
-                       "table.md|csv|tex`, [x](README.md), `runs/anything/`", ROOT) == []
+                       "table.csv|tex`, [x](README.md), `runs/anything/`", ROOT) == []
 
 
 def test_number_matches_the_value_rounded_to_the_digits_shown():
@@ -611,15 +611,15 @@ def test_number_matches_the_value_rounded_to_the_digits_shown():
     assert number_matches("-28.0", -28.017) and not number_matches("28.0", -28.017)
 
 
-SUMMARY = [{"batch": 64, "is_mean": 3.7412, "is_std": 0.152, "is_change_vs_64": 0.0,
+SUMMARY = [{"batch": 64, "is_mean": 3.7412, "is_std": 0.152, "is_change_vs_baseline": 0.0,
             "is_ratio_ci": {"low": 1.0, "high": 1.0, "df": 4.0}},
-           {"batch": 512, "is_mean": 5.5848, "is_std": 0.391, "is_change_vs_64": 49.334,
+           {"batch": 512, "is_mean": 5.5848, "is_std": 0.391, "is_change_vs_baseline": 49.334,
             "is_ratio_ci": {"low": 1.31239, "high": 1.69534, "df": 3.12}}]
 ANALYSIS = {"verdicts": [{"metric": "is", "outcome": "reproduced"}]}
 DOC = (f"{TABLE_MARK}\n| batch | IS | IS vs 64 [95% CI] |\n|---|---|---|\n"
        "| 64 | 3.74 ± 0.15 | baseline |\n| 512 | 5.58 ± 0.39 | +49.3% [+31.2, +69.5] df 3.1 |\n\n"
        "The claim is reproduced<!-- analysis.json verdicts[metric=is].outcome -->: IS rises "
-       "+49.3%<!-- summary.json [batch=512].is_change_vs_64 --> (at least "
+       "+49.3%<!-- summary.json [batch=512].is_change_vs_baseline --> (at least "
        "+31.2<!-- summary.json [batch=512].is_ratio_ci.low as=change% -->).\n")
 
 
@@ -636,7 +636,7 @@ def test_quoted_results_checker_accepts_the_right_numbers():
     ("least +31.2", "least +31.4"),
     ("is reproduced<!--", "is inconclusive<!--"),              # a marked verdict
     ("is reproduced<!--", "is not reproduced<!--"),            # a negated verdict
-    ("[batch=512].is_change_vs_64", "[batch=256].is_change_vs_64"),   # a row that is gone
+    ("[batch=512].is_change_vs_baseline", "[batch=256].is_change_vs_baseline"),  # row gone
     ("| IS vs 64 [95% CI] |", "| IS vs 64 [95% CI] | KID |"),  # a column or cell unchecked
     ("<!-- summary.json [batch=512].is_ratio_ci.low", "<!-- summary.json"),   # malformed
 ])

@@ -1,12 +1,12 @@
 """The report's gradient-noise-scale section: B_simple for D and G per batch size, the critical
-batch it predicts, and that prediction set against the sweep's measured gains.
+batch it predicts, each B_simple placed against the B_crit fitted to steps to target.
 
 McCandlish et al. 2018 (arXiv 1812.06162) find the critical batch, past which doubling the batch
 no longer nearly halves the steps a training needs, close to the noise scale B_noise, which
 B_simple estimates. Measurements come from the sweep's own points (train.noise_scale_every,
 metrics.json and noise_scale.json) and from `python -m experiments noise-scale --save` runs kept
 in SWEEP/noise_scale/*.json. The measured side is McCandlish's own quantity, fitted to steps
-to target (time_to_target_report.py). The paper's derivation assumes one loss; a GAN is a
+to target (sections/time_to_target.py). The paper's derivation assumes one loss; a GAN is a
 two-player game, so the comparison is a test of the prediction, not of the sweep.
 """
 from __future__ import annotations
@@ -22,8 +22,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from experiments import grids, records, sweep_files  # noqa: E402
 from experiments.records import Point  # noqa: E402
+from experiments.reporting.lib import placement as pl  # noqa: E402
+from experiments.reporting.sections import time_to_target as ttt  # noqa: E402
 from sngan.noise_scale import PLAYERS, predicted_critical_batch  # noqa: E402
 
+KEY, ORDER = "noise_scale", 70
 RUNS_DIR = sweep_files.NOISE_SCALE_RUNS  # SWEEP/noise_scale/*.json: saved noise-scale runs
 FIGURE = "noise_scale.png"
 NAMES = {"d": "D", "g": "G"}
@@ -52,18 +55,6 @@ def measurements(points: list[Point], sweep_dir: str) -> list[dict]:
     return [m for m in out if m["summary"]]
 
 
-def measured_b_crit(time_to_target: dict | None) -> list[dict]:
-    """Per IS target of the first time-to-target arm with a bounded fit: target, B_crit and its
-    interval ([] without one)."""
-    for arm, result in sorted((time_to_target or {}).items()):
-        rows = (result.get("metrics") or {}).get("is_mean") or []
-        fits = [dict(target=r["target"], b_crit=r["fit"]["b_crit"], ci=r["fit"]["b_crit_ci"],
-                     arm=arm) for r in rows if r.get("fit") and not r["fit"]["at_bound"]]
-        if fits:
-            return fits
-    return []
-
-
 def _cell(e: dict) -> str:
     if e.get("b_simple") is None:
         return "undefined"
@@ -82,86 +73,6 @@ def table(found: list[dict]) -> list[str]:
         lines.append(f"| {m['batch']} | {m['source']} | {m['steps']} | {_cell(s['d'])} | "
                      f"{_cell(s['g'])} | {crit} |")
     return lines
-
-
-def _range(low: float, high: float) -> str:
-    """'32 to 100', or one number when both ends round alike (one fit without an interval)."""
-    return f"{low:.0f}" if f"{low:.0f}" == f"{high:.0f}" else f"{low:.0f} to {high:.0f}"
-
-
-def _bounds(m: dict) -> tuple[float, float]:
-    """A fitted B_crit's 95% interval, or the fit itself when it has none."""
-    ci = m["ci"] or (m["b_crit"], m["b_crit"])
-    return ci[0], ci[-1]
-
-
-def _judge(per_run: list[int], measured: list[dict]) -> str:
-    """How one player's predicted critical batches (one per run) fare against the fitted
-    B_crit, target by target (one wide interval must not speak for the others): a verb phrase
-    completing "D's prediction ..."."""
-    predicted = sorted(set(per_run))
-    if not predicted:
-        return "is missing (no positive |G|^2 over its window)"
-    if not measured:
-        return "cannot be tested without a time-to-target arm"
-    hits, misses = [], []
-    for m in measured:
-        low, high = _bounds(m)
-        (hits if low / 2 <= predicted[-1] and predicted[0] <= high * 2 else misses).append(m)
-
-    def span(ms):
-        return min(_bounds(m)[0] for m in ms), max(_bounds(m)[1] for m in ms)
-
-    def side(ms):
-        return " or ".join(sorted({"below" if predicted[-1] < _bounds(m)[0] / 2 else "above"
-                                   for m in ms}))
-    if not hits:
-        return (f"disagrees: more than one doubling {side(misses)} the measured "
-                f"{_range(*span(misses))}")
-    low, high = span(hits)
-    runs = sum(low / 2 <= c <= high * 2 for c in per_run)
-    where = f"within one doubling of the measured {_range(low, high)}, where {runs} of " \
-        f"{len(per_run)} runs' predictions lie"
-    if not misses:
-        return f"agrees ({where})"
-    at = ", ".join(f"IS {m['target']:.1f}" for m in hits)
-    return (f"agrees at only {len(hits)} of {len(measured)} IS targets ({at}: {where}) and is "
-            f"more than one doubling {side(misses)} the measured {_range(*span(misses))} at "
-            f"the others")
-
-
-def _span(predicted: list[int]) -> str:
-    if not predicted:
-        return "none"
-    return str(predicted[0]) if len(predicted) == 1 else f"{predicted[0]} to {predicted[-1]}"
-
-
-def comparison(found: list[dict], measured: list[dict]) -> str:
-    """The paragraph: each player's prediction against the critical batch measured from steps
-    to target (measured_b_crit), agreement or disagreement said plainly, with the caveats."""
-    per_run = {p: [c for m in found if (c := predicted_critical_batch(
-        m["summary"][p].get("b_simple")))] for p in PLAYERS}
-    predicted = {p: sorted(set(per_run[p])) for p in PLAYERS}
-    if measured:
-        at = [f"{m['b_crit']:.0f} at IS {m['target']:.1f}" for m in measured]
-        how = (f"Measured (steps to IS targets, arm '{measured[0]['arm']}', McCandlish's fit "
-               "S = S_min (1 + B_crit / B)): B_crit "
-               + (at[0] if len(at) == 1 else f"from {at[0]} to {at[-1]}"))  # one fit: no range
-    else:
-        how = ("Measured: nothing yet. The critical batch is where the steps to a target stop "
-               "halving as the batch doubles, so it needs runs trained to targets at constant "
-               "lr (the reference config's sweep 'constant_lr'); an equal-steps comparison "
-               "cannot give it")
-    text = (f"{how}. Predicted (the power of two nearest B_simple, per run): D "
-            f"{_span(predicted['d'])}, G {_span(predicted['g'])}. D's prediction "
-            f"{_judge(per_run['d'], measured)}; G's prediction "
-            f"{_judge(per_run['g'], measured)}.")
-    caveat = ("The paper's derivation assumes one loss minimised by SGD; GAN training is a "
-              "two-player game whose players' gradients change each other's loss, so B_simple "
-              "of D and of G are each a one-player reading of a two-player game. The paper "
-              "finds B_noise growing as training proceeds, so a measurement taken early "
-              "predicts low.")
-    return f"{text} {caveat}"
 
 
 def figure(found: list[dict], path: str) -> None:
@@ -191,24 +102,78 @@ def figure(found: list[dict], path: str) -> None:
     grids.save_figure(fig, path)
 
 
-def critical_batch_markdown(points: list[Point], sweep_dir: str, out_dir: str,
-                            time_to_target: dict | None = None) -> str:
-    """The section (a Markdown string starting with '## '); writes its figure into out_dir.
-    `time_to_target`: the time-to-target section's results, whose fits are the measured side."""
-    found = measurements(points, sweep_dir)
-    lines = ["## Gradient noise scale and the critical batch", ""]
+SOURCES = ("Rows: {runs} noise-scale runs saved in noise_scale/ and the {measured} of {budget} "
+           "budget-sweep points that measured it; the {arm_points} time-to-target points that "
+           "measured it are read at each target in the time-to-target section.")
+PLACED = ("{source}, batch {batch}: {name}'s B_simple against the B_crit interval of arm "
+          "'{arm}': below at {below} of {n} IS targets, inside at {inside}, above at {above}.")
+COUPLING = ("- {name}: batch {batch}, {steps} steps, small batches from {source}, BN statistics "
+            "{bn}: B_simple D {d}, G {g}.")
+CAVEAT = ("The paper's derivation assumes one loss minimised by SGD; in a GAN each player's "
+          "gradients change the other's loss, so B_simple of D and of G are each a one-player "
+          "reading of a two-player game, and B_noise grows as training proceeds, so a short "
+          "run's reading predicts low.")
+
+
+def placements(found: list[dict], ttt_result: dict | None, arm: str | None) -> list[dict]:
+    """Each measurement's B_simple per player placed against the headline arm's B_crit
+    interval at every fitted IS target (lib/placement.py)."""
+    fitted = ttt.bounded_fits(((ttt_result or {}).get(arm) or {}).get("metrics", {})
+                              .get("is_mean", []))
+    out = []
+    for m in found if fitted else []:
+        for p in PLAYERS:
+            b = m["summary"][p].get("b_simple")
+            if b is not None:
+                t = pl.tally((b, r["fit"]["b_crit"], *r["fit"]["b_crit_ci"]) for r in fitted)
+                out.append(dict(t.to_dict(), source=m["source"], batch=m["batch"], player=p,
+                                b_simple=b))
+    return out
+
+
+def coupling(sweep_dir: str) -> list[dict]:
+    """The estimator's coupling: runs in noise_scale/coupling/ with shared and with per-replica
+    batch-norm statistics between its small batches."""
+    return [dict(name=name, batch=run.global_batch_size, steps=run.steps,
+                 source=run.noise_scale.source, bn_cross_replica=run.bn_cross_replica,
+                 d=run.noise_scale.d.to_dict(), g=run.noise_scale.g.to_dict())
+            for name, run in sweep_files.read_noise_scale_runs(sweep_dir, "coupling")
+            if run.noise_scale]
+
+
+def compute(study, earlier: dict) -> dict | None:
+    found = measurements(study.compared, study.sweep_dir)
     if not found:
-        return "\n".join(lines + ["- The records carry no noise-scale measurements "
-                                  "(train.noise_scale_every was 0 or the run predates it)."]) \
-            + "\n"
-    if not any(p.record.noise_scale for p in points):
-        lines.append("- The sweep's points carry no noise-scale measurements; the rows come "
-                     f"from noise-scale runs saved in {RUNS_DIR}/.")
-    figure(found, os.path.join(out_dir, FIGURE))
-    lines += ["", *table(found), "", comparison(found, measured_b_crit(time_to_target)), "",
-              f"![B_simple vs steps]({FIGURE})"]
-    commands = sorted({m["command"] for m in found if m.get("command")})
+        return None
+    arm = ttt.headline_arm(study)
+    arm_points = [p for a in study.time_to_target_arms for p in study.arm(a)
+                  if p.record.noise_scale]
+    return dict(measurements=found, arm=arm,
+                placements=placements(found, earlier.get(ttt.KEY), arm),
+                coupling=coupling(study.sweep_dir),
+                counts=dict(runs=sum(m["source"].startswith("noise-scale run") for m in found),
+                            measured=sum(p.record.noise_scale is not None
+                                         for p in study.compared),
+                            budget=len(study.compared), arm_points=len(arm_points)))
+
+
+def render(result: dict, study) -> str:
+    lines = ["## Gradient noise scale and the critical batch", "",
+             SOURCES.format(**result["counts"]), "", *table(result["measurements"]), ""]
+    lines += ["- " + PLACED.format(name=NAMES[p["player"]], arm=result["arm"], **p)
+              for p in result["placements"]]
+    lines += ["", CAVEAT, "", f"![B_simple vs steps]({FIGURE})"]
+    if result["coupling"]:
+        lines += ["", "The estimator's coupling (its small batches share batch-norm "
+                  "statistics), B_simple [95% CI] from short runs:", ""]
+        lines += [COUPLING.format(bn="shared" if c["bn_cross_replica"] else "per replica",
+                                  **{k: v for k, v in c.items() if k not in ("d", "g")},
+                                  d=_cell(c["d"]), g=_cell(c["g"])) for c in result["coupling"]]
+    commands = sorted({m["command"] for m in result["measurements"] if m.get("command")})
     if commands:
         lines += ["", "Measured with:", "", *[f"    {c}" for c in commands]]
     return "\n".join(lines) + "\n"
 
+
+def draw(result: dict, study) -> None:
+    figure(result["measurements"], os.path.join(study.out_dir, FIGURE))

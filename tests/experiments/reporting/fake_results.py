@@ -70,4 +70,13 @@ def noise_scale_run(batch: int, steps: int, noise_scale: dict, series=None, **ex
                 preset="fashion_mnist", global_batch_size=batch, steps=steps, seed=0, n_dis=2,
                 replicas=1, replicator="default", schedule_steps=1000, lr_decay_start=None,
                 diverged_at=None, train_wall_time_s=1.0, noise_scale=noise_scale,
-                series=series or {}, bn_cross_replica=True) | extra
+                series=series or {p: dict(steps=[], b_simple=[]) for p in "dg"},
+                bn_cross_replica=True) | extra
+
+
+def study_of(points, root="", comparison=None, arms=(), bootstrap=0):
+    """A Study (what every section reads) of in-memory points."""
+    from experiments.config import StudyComparison
+    from experiments.reporting.study import Study
+    return Study(str(root), os.path.join(str(root), "report"), tuple(points),
+                 comparison or StudyComparison(), tuple(arms), bootstrap)
