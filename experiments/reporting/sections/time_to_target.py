@@ -206,6 +206,18 @@ def _metric_lines(metric: str, rows: list[dict], batches, baseline: int, bigger)
     return lines + [markdown.table(head, cells), ""]
 
 
+def headline_text(h: dict, arm: str) -> str:
+    return HEADLINE.format(**{**h, "ci": ci_text(h["ci"], ".2f"), "b_crit": fmt(h["b_crit"]),
+                              "b_crit_ci": ci_text(h["b_crit_ci"])},
+                           arm=arm, ratio=h["target_batch"] / h["baseline_batch"])
+
+
+def noise_text(verdict: dict) -> list[str]:
+    """Each player's placement against B_crit and B_crit's change, as Markdown list items."""
+    return ["- " + NOISE.format(name=name, **verdict[p]) for p, name in (("d", "D"), ("g", "G"))
+            if verdict[p]["n"]] + ["- " + CHANGE.format(**verdict)]
+
+
 def _noise_lines(rows: list[dict], verdict: dict | None) -> list[str]:
     def cell(n):
         return "-" if not n else f"{n['geomean']:.0f} [{n['low']:.0f}, {n['high']:.0f}]"
@@ -220,10 +232,7 @@ def _noise_lines(rows: list[dict], verdict: dict | None) -> list[str]:
              markdown.table(["IS target", "B_crit", "B_simple D", "B_simple G"], table), ""]
     if verdict is None:
         return lines + ["No IS target has a bounded B_crit fit.", ""]
-    for p, name in (("d", "D"), ("g", "G")):
-        if verdict[p]["n"]:
-            lines.append("- " + NOISE.format(name=name, **verdict[p]))
-    return lines + ["- " + CHANGE.format(**verdict), ""]
+    return lines + noise_text(verdict) + [""]
 
 
 def render(result: dict, study) -> str:
@@ -239,10 +248,7 @@ def render(result: dict, study) -> str:
                "the real images D sees (n_dis x B per step), so E_min = n_dis S_min B_crit.", ""]
         h = r["headline"]
         if h is not None:
-            md += [HEADLINE.format(**{**h, "ci": ci_text(h["ci"], ".2f"),
-                                      "b_crit": fmt(h["b_crit"]),
-                                      "b_crit_ci": ci_text(h["b_crit_ci"])},
-                                   arm=arm, ratio=h["target_batch"] / h["baseline_batch"]), ""]
+            md += [headline_text(h, arm), ""]
         for metric, rows in r["metrics"].items():
             md += (_metric_lines(metric, rows, r["batches"], c.baseline_batch, c.bigger_batches)
                    if rows else [f"No {METRICS[metric].label} target is reached by "
