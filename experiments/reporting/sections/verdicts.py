@@ -285,23 +285,38 @@ def _trend_lines(metric: str, t: dict) -> list[str]:
     return lines
 
 
+PLATEAU = ("- batch {batch} x {steps:,} steps ({budget}), steps {from_step:,} -> {to_step:,}: "
+           "IS {changes} vs seed spread {sd}: flattened {flat} of {n} curves (seeds {seeds}).")
+SEED_SPREAD = ("- Seed-to-seed spread of {label} (the noise floor a difference must clear): "
+               "coefficient of variation median {median:.1f}%, range {low:.1f}-{high:.1f}% "
+               "(batch sizes: {n}).")
+EVAL_NOISE = ("- Evaluation noise of {label} (one checkpoint, several evaluation seeds; a "
+              "separate, smaller floor): coefficient of variation median {median:.2f}%, max "
+              "{high:.2f}% (points: {n}).")
+
+
 def _plateau_lines(result: dict) -> list[str]:
+    """One fixed line per curve group; '-' where one seed leaves no spread to judge by."""
     lines = []
     for g in result["plateau"]:
-        changes = ", ".join(f"{c['is_change']:+.2f}" for c in g["curves"])
-        c0 = g["curves"][0]
-        head = (f"- batch {g['batch']} x {g['steps']:,} steps ({SHORT[g['budget']]}), steps "
-                f"{c0['from_step']:,} -> {c0['to_step']:,}: IS {changes}")
-        if g["seed_sd"] is None:
-            lines.append(head + "; one seed, no seed spread to judge by.")
-            continue
         flat = [c["seed"] for c in g["curves"] if c["flattened"]]
-        which = f" (seed{'s' if len(flat) > 1 else ''} {', '.join(map(str, flat))})" if flat \
-            else ""
-        curves = "curve" if len(g["curves"]) == 1 else "curves"
-        lines.append(head + f" vs seed spread {g['seed_sd']:.2f}: {len(flat)} of "
-                     f"{len(g['curves'])} {curves} flattened{which}.")
+        lines.append(PLATEAU.format(
+            **g["curves"][0], batch=g["batch"], steps=g["steps"], budget=SHORT[g["budget"]],
+            changes=", ".join(f"{c['is_change']:+.2f}" for c in g["curves"]),
+            sd="-" if g["seed_sd"] is None else f"{g['seed_sd']:.2f}",
+            flat="-" if g["seed_sd"] is None else len(flat), n=len(g["curves"]),
+            seeds=", ".join(map(str, flat)) or "-"))
     return lines
+
+
+def _noise_lines(result: dict) -> list[str]:
+    return [SEED_SPREAD.format(label=NAMES[m], median=100 * s["median_cv"],
+                               low=100 * s["min_cv"], high=100 * s["max_cv"],
+                               n=s["batch_sizes"])
+            for m, s in result["seed_spread"].items() if s] + [
+        EVAL_NOISE.format(label=NAMES[m], median=100 * e["median_cv"], high=100 * e["max_cv"],
+                          n=e["points"])
+        for m, e in result["evaluation_noise"].items() if e]
 
 
 def analysis_markdown(result: dict) -> str:
@@ -326,22 +341,7 @@ def analysis_markdown(result: dict) -> str:
         for metric, t in result["trends"].items():
             lines += _trend_lines(metric, t)
         lines.append("")
-    noise = []
-    for metric, s in result["seed_spread"].items():
-        if s:  # one batch size with several seeds: one value, no median or range
-            cv = (f"{100 * s['median_cv']:.1f}% (one batch size)" if s["batch_sizes"] == 1
-                  else f"median {100 * s['median_cv']:.1f}%, range {100 * s['min_cv']:.1f}-"
-                  f"{100 * s['max_cv']:.1f}% over {s['batch_sizes']} batch sizes")
-            noise.append(f"- Seed-to-seed spread of {NAMES[metric]} (the noise floor a "
-                         f"difference must clear): coefficient of variation {cv}.")
-    for metric, e in result["evaluation_noise"].items():
-        if e:  # likewise one point: one value
-            cv = (f"coefficient of variation {100 * e['median_cv']:.2f}%" if e["points"] == 1
-                  else f"median coefficient of variation {100 * e['median_cv']:.2f}% (max "
-                  f"{100 * e['max_cv']:.2f}%)")
-            noise.append(f"- Evaluation noise of {NAMES[metric]} (one checkpoint, several "
-                         f"evaluation seeds, {e['points']} point{'s' * (e['points'] > 1)}; a "
-                         f"separate, smaller floor): {cv}.")
+    noise = _noise_lines(result)
     if noise:
         lines += ["### Noise", ""] + noise + [""]
     if result["plateau"]:
