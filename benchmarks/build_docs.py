@@ -14,15 +14,14 @@ import argparse
 import glob
 import json
 import os
-import re
 import sys
 
-from common import files
+from common import files, marked_blocks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
-BLOCK = re.compile(r"(<!-- benchmark: (\w+) -->\n)(.*?)(<!-- /benchmark: \2 -->)", re.S)
+BLOCK = marked_blocks.pattern("benchmark")
 
 
 def render_tables(tables: list[dict]) -> str:
@@ -78,12 +77,11 @@ def load_results(directory: str = RESULTS) -> dict[str, dict]:
 
 def rebuild(text: str, results: dict[str, dict]) -> str:
     """`text` with every block whose result exists re-rendered; unknown blocks refused."""
-    def replace(match):
-        name = match.group(2)
+    def render(name: str) -> str:
         if name not in results:
             raise SystemExit(f"docs block '{name}' has no benchmarks/results/{name}.json")
-        return match.group(1) + render_block(results[name]) + match.group(4)
-    return BLOCK.sub(replace, text)
+        return render_block(results[name])
+    return marked_blocks.rebuild(text, "benchmark", render)
 
 
 def main(argv=None) -> None:

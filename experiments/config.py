@@ -319,6 +319,26 @@ class SweepAxes:
             ("eval.every", self.eval_every)) if value is not None} | dict(self.settings)
 
 
+@dataclass(frozen=True)
+class StudyComparison:
+    """What a study's report compares (experiments/reporting): the baseline batch and the
+    target batch of the headline comparison, the bigger batches of the practical table, the
+    step at which the two lr schedules are set side by side, and the time-to-target arm whose
+    fit is the headline (None: the only arm with enough batch sizes)."""
+    baseline_batch: int = BASELINE_BATCH
+    target_batch: int = 512
+    bigger_batches: tuple[int, ...] = (128, 256, 512)
+    schedule_step: int = 1000
+    headline_arm: str | None = None
+
+    def __post_init__(self):
+        _check(self.target_batch != self.baseline_batch > 0,
+               f"the comparison needs two batch sizes, got {self.baseline_batch} and "
+               f"{self.target_batch}")
+        _check(all(b > 0 for b in self.bigger_batches) and self.schedule_step >= 1,
+               "comparison batches and schedule_step must be positive")
+
+
 def check_steps_by_batch(steps_by_batch, batch_sizes, budget: str) -> None:
     """Every batch size has steps >= 1, none is given twice, and no budget rescales them."""
     if not steps_by_batch:

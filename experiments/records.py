@@ -39,6 +39,7 @@ CONFIG = "config.json"
 SAMPLES = "samples"
 GENERATOR = os.path.join(SAMPLES, "generator.npz")
 FINISHED = ("done", "diverged")
+POINTS = "points"  # SWEEP/points/NAME: a sweep's point directories (sweep_files.py)
 
 
 class RecordError(UserError, ValueError):
@@ -193,6 +194,9 @@ class PointRecord(_Record):
     eval_wall_time_s: float = 0.0
     point_wall_time_s: float = 0.0
     point: str | None = None
+    # the sweep arm the point belongs to ('' the main arm); records written before it was kept
+    # hold None, and load_point derives it once from the point's name (bsBBBB_seedS_ARM)
+    arm: str | None = None
     final: Scores | None = None
     diverged_at: int | None = None
     last_losses: dict | None = None
@@ -337,16 +341,24 @@ def write_environments(run_dir: str, envs: list[Environment]) -> None:
                             {"runs": [e.to_dict() for e in envs]})
 
 
+def arm_of_name(name: str) -> str:
+    """The arm a point name encodes ('' for the main arm): the suffix after bsBBBB_seedS."""
+    parts = os.path.basename(name.rstrip("/")).split("_", 2)
+    return parts[2] if len(parts) == 3 else ""
+
+
 def load_point(run_dir: str) -> Point | None:
     record, config = read_record(run_dir), read_config(run_dir)
     if record is None or config is None:
         return None
+    if record.arm is None:  # written before records kept their arm
+        record = record.replace(arm=arm_of_name(run_dir))
     return Point(run_dir, config, record, read_history(run_dir))
 
 
 def load_points(sweep_dir: str) -> list[Point]:
     """Every finished point of a sweep directory, in name order."""
-    root = os.path.join(sweep_dir, "points")
+    root = os.path.join(sweep_dir, POINTS)
     names = sorted(os.listdir(root)) if os.path.isdir(root) else []
     points = [load_point(os.path.join(root, n)) for n in names
               if os.path.exists(os.path.join(root, n, METRICS))]

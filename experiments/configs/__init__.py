@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import typing
 
-from experiments.config import ConfigError, RunConfig, SweepAxes
+from experiments.config import ConfigError, RunConfig, StudyComparison, SweepAxes
 
 NAMES = ("fashion_mnist", "fashion_mnist_reference", "cifar10", "imagenet128")
 
@@ -22,6 +22,11 @@ def preset(name: str, overrides: typing.Iterable[str] | dict = ()) -> RunConfig:
     """The experiment's run config, with 'section.field=value' overrides applied."""
     cfg = _module(name).get_config()
     return cfg.with_overrides(overrides) if overrides else cfg
+
+
+def comparison(name: str) -> StudyComparison:
+    """What the experiment's report compares (its module's COMPARISON, else the default)."""
+    return getattr(_module(name), "COMPARISON", StudyComparison())
 
 
 def sweeps(name: str) -> dict[str, SweepAxes]:

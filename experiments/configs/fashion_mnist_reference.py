@@ -8,7 +8,7 @@ Its points record preset 'fashion_mnist' (the experiment; this file sets its bud
 committed ones do, so that later sweeps extend them instead of being refused as another study.
 Re-running skips finished points and resumes the others from their last checkpoint.
 """
-from experiments.config import RunConfig, SweepAxes
+from experiments.config import RunConfig, StudyComparison, SweepAxes
 from experiments.configs import fashion_mnist
 
 
@@ -46,6 +46,11 @@ def _lr_search(factor: float, seeds=(0, 1)) -> SweepAxes:
                                                   ("train.d_lr", base.d_lr * factor),
                                                   ("train.stop_at", LR_SEARCH_STOP)))
 
+
+# the report's comparison: batch 64 -> 512 as TF-Replicator (arXiv 1902.00465); the schedules
+# meet at the decayed-lr sweep's last step; the constant-lr arm's fit is the headline
+COMPARISON = StudyComparison(baseline_batch=64, target_batch=512, bigger_batches=(128, 256, 512),
+                             schedule_step=1000, headline_arm="constant_lr")
 
 SWEEPS = {
     # v2: every batch size from 8 to 512, 3 seeds

@@ -1,1 +1,2 @@
-"""Reading finished points back: statistics, tables, plots and the comparison figure."""
+"""Reading finished points back: report.py runs the sections of sections/ (each computes a
+result for analysis.json, renders Markdown, draws its figures) on lib/'s statistics."""

@@ -16,6 +16,7 @@ import tempfile
 import time
 
 from common.progress import format_duration
+from experiments import sweep_files
 from experiments.config import RunConfig
 from experiments.running import cost_model, run_dir
 
@@ -124,7 +125,7 @@ def estimate_sweep(spec, out_dir: str, replicator, evaluator_factory,
         eval_seconds=per_eval, setup_seconds=statistics.mean(s.setup_s for s in timed))
     priced = []
     for name, cfg in points:
-        finished = run_dir.finished_record(cfg, os.path.join(out_dir, "points", name))
+        finished = run_dir.finished_record(cfg, os.path.join(out_dir, sweep_files.POINTS, name))
         cost = None if finished is not None else model.predict(
             cost_model.PointCost.for_point(cfg))
         priced.append((name, cost))

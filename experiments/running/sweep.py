@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from common.progress import format_duration
-from experiments import configs, preflight
+from experiments import configs, preflight, sweep_files
 from experiments.config import BASELINE_BATCH, RunConfig, SweepAxes, check_overrides
 from experiments.running import cost_model, lock, sweep_dir
 
@@ -67,7 +67,7 @@ class SweepSpec:
         return self.base.with_overrides(overrides)
 
     def point_name(self, batch: int, seed: int) -> str:
-        return f"bs{batch:04d}_seed{seed}" + (f"_{self.axes.arm}" if self.axes.arm else "")
+        return sweep_files.point_name(batch, seed, self.axes.arm)
 
     def points(self) -> list[tuple[str, RunConfig]]:
         return [(self.point_name(b, s), self.point_config(b, s))
@@ -157,9 +157,9 @@ def run_sweep(spec: SweepSpec, out_dir: str, replicator, evaluator,
                  f"{cfg.train.steps} G steps, lr x{spec.lr_factor(batch):.3g}) "
                  f"| sweep elapsed {format_duration(time.perf_counter() - t0)}, ETA {eta}")
         t = time.perf_counter()
-        record = run_point(cfg, os.path.join(out_dir, "points", name), replicator,
-                           evaluator, point=name, sweep_lr_scaling=spec.axes.lr_scaling,
-                           sweep_budget=spec.axes.budget)
+        record = run_point(cfg, os.path.join(out_dir, sweep_files.POINTS, name), replicator,
+                           evaluator, point=name, arm=spec.axes.arm,
+                           sweep_lr_scaling=spec.axes.lr_scaling, sweep_budget=spec.axes.budget)
         results.append(record)
         seconds = time.perf_counter() - t
         # a point computed now informs the cost model; a finished one skipped does not
@@ -180,7 +180,8 @@ def calibrated_prior(spec: SweepSpec, out_dir: str, replicator, evaluator
     """
     from experiments.running import calibration, run_dir
     left = {cfg.train.global_batch_size for name, cfg in spec.points()
-            if run_dir.finished_record(cfg, os.path.join(out_dir, "points", name)) is None}
+            if run_dir.finished_record(cfg, os.path.join(out_dir, sweep_files.POINTS, name))
+            is None}
     if len(left) < 2:
         return None
     t = time.perf_counter()

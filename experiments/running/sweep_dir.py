@@ -23,15 +23,15 @@ import shutil
 
 from common import files
 from common.errors import UserError
-from experiments import records
+from experiments import records, sweep_files
 from experiments.config import ConfigError, RunConfig
 from experiments.running.run_dir import RESUMABLE_FIELDS, flatten
 
 log = logging.getLogger(__name__)
 
-SWEEP_FILE = "sweep.json"
-POINTS = "points"
-STARTED_OVER = (POINTS, "report")  # what --start-over deletes, with the sweep files
+SWEEP_FILE = sweep_files.SWEEP_FILE
+POINTS = sweep_files.POINTS
+STARTED_OVER = (POINTS, sweep_files.REPORT)  # what --start-over deletes, with the sweep files
 IGNORED = {"base.train.global_batch_size", "base.train.seed"} | {
     "base." + f for f in RESUMABLE_FIELDS}
 
@@ -44,8 +44,7 @@ class NotASweepError(UserError, FileNotFoundError):
     """A directory given as a sweep's holds no points."""
 
 
-def sweep_file(out_dir: str, arm: str = "") -> str:
-    return os.path.join(out_dir, f"sweep.{arm}.json" if arm else SWEEP_FILE)
+sweep_file = sweep_files.sweep_file
 
 
 def _normalised(spec: dict) -> dict:

@@ -62,3 +62,21 @@ def fake_point(root, batch, seed, is_mean, fid, **kwargs):
 def fake_sweep(root):
     for batch, is_mean, fid in ((16, 3.0, 80.0), (64, 4.0, 40.0), (512, 6.0, 20.0)):
         fake_point(root, batch, 0, is_mean, fid)
+
+
+def noise_scale_run(batch: int, steps: int, noise_scale: dict, series=None, **extra) -> dict:
+    """A saved `noise-scale --save` run (sweep_files.NoiseScaleRun) with these numbers."""
+    return dict(command=f"python -m experiments noise-scale --batch-size {batch}",
+                preset="fashion_mnist", global_batch_size=batch, steps=steps, seed=0, n_dis=2,
+                replicas=1, replicator="default", schedule_steps=1000, lr_decay_start=None,
+                diverged_at=None, train_wall_time_s=1.0, noise_scale=noise_scale,
+                series=series or {p: dict(steps=[], b_simple=[]) for p in "dg"},
+                bn_cross_replica=True) | extra
+
+
+def study_of(points, root="", comparison=None, arms=(), bootstrap=0):
+    """A Study (what every section reads) of in-memory points."""
+    from experiments.config import StudyComparison
+    from experiments.reporting.study import Study
+    return Study(str(root), os.path.join(str(root), "report"), tuple(points),
+                 comparison or StudyComparison(), tuple(arms), bootstrap)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from fake_results import make_point
 
-from experiments.reporting import analysis
-from experiments.reporting import statistics as st
+from experiments.reporting.lib import stats as st
+from experiments.reporting.sections import verdicts as analysis
 
 BATCHES = (8, 16, 32, 64, 128, 256, 512)
 
@@ -140,6 +140,6 @@ def test_plateau_per_curve_against_the_seed_spread():
     assert (g512["curves"][0]["from_step"], g512["curves"][0]["to_step"]) == (66, 100)
     assert g64["seed_sd"] is None and g64["curves"][0]["flattened"] is None
     md = analysis.analysis_markdown(dict(analysis.analyse(points), plateau=[g64, g512]))
-    assert "2 of 3 curves flattened (seeds 1, 2)" in md
-    assert "one seed, no seed spread to judge by" in md
+    assert "flattened 2 of 3 curves (seeds 1, 2)" in md
+    assert "vs seed spread -: flattened - of 1 curves (seeds -)" in md  # one seed: no spread
     assert "none is called converged" in md

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from experiments.reporting import critical_batch_fit as fit_lib
-from experiments.reporting.time_to_target import (
+from experiments.reporting.lib import mccandlish as fit_lib
+from experiments.reporting.lib.crossings import (
     Crossing,
     Curve,
     crossings,

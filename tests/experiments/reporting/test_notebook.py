@@ -49,7 +49,7 @@ def test_notebook_executes_on_a_results_directory(tmp_path, monkeypatch):
     assert "| 512 |" in text and "## Signal and noise" in text  # table and verdicts shown
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 4  # vs-batch plot, two curves, comparison
-    assert (tmp_path / "report" / "table.md").exists()
+    assert (tmp_path / "report" / "report.md").exists()
 
 
 @pytest.mark.slow  # samples from the seven committed generators
@@ -65,7 +65,7 @@ def test_on_the_committed_run_it_shows_the_committed_numbers(tmp_path, monkeypat
     assert "results directory: results/fashion_mnist" in printed
     tables = [o["data"]["text/markdown"] for o in outputs
               if "text/markdown" in o.get("data", {})]
-    assert tables == [(report / "table.md").read_text()]
+    assert tables == [(report / "report.md").read_text()]
 
     # the raw-records cell: one printed row per batch, every number the summary's own
     summary = json.loads((report / "summary.json").read_text())

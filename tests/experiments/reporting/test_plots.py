@@ -4,7 +4,8 @@ import pytest
 from fake_results import fake_point, make_point
 
 from experiments import grids, records
-from experiments.reporting import plots, summary
+from experiments.reporting.lib import plots
+from experiments.reporting.sections import batch_table
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def test_equal_images_curves_mean_and_seed_band(captured):
 def test_plot_vs_batch_draws_the_table_rows(captured):
     points = [make_point(b, s, v + 0.2 * s, f, accuracy=0.5)
               for s in range(2) for b, v, f in ((16, 3.0, 80.0), (64, 4.0, 40.0))]
-    rows = summary.summarise(points)
+    rows = batch_table.summarise(points, 64)
     plots.plot_vs_batch(rows, "x.png")
     [(fig, _)] = captured
     x, y = fig.axes[0].get_lines()[0].get_data()

@@ -5,10 +5,11 @@ import os
 
 import numpy as np
 import pytest
-from fake_results import fake_point, make_point
+from fake_results import fake_point, make_point, study_of
 
 from experiments import records
-from experiments.reporting import precision_check, report
+from experiments.reporting import report
+from experiments.reporting.sections import precision as precision_check
 
 F32_IS = {0: 4.0, 1: 4.2, 2: 4.1}  # seed spread: sd 0.1
 
@@ -27,12 +28,18 @@ def twins(bf16_is, batch=64, root=""):
     return f32, bf16
 
 
-def test_the_comparisons_keep_float32_and_say_what_they_left_out():
+def test_the_comparisons_keep_float32_and_count_what_they_left_out():
     f32, bf16 = twins({0: 9.0, 1: 9.0})
-    kept, note = precision_check.split_by_precision(f32 + bf16)
-    assert kept == f32
-    assert "(2 in bfloat16)" in note and "never mixes precisions" in note
-    assert precision_check.split_by_precision(f32) == (f32, None)
+    study = study_of(f32 + bf16)
+    assert study.compared == f32 and study.other_precisions == {"bfloat16": 2}
+    assert study_of(bf16).compared == bf16  # no float32: the precision there is
+    assert study_of(f32).other_precisions == {}
+
+
+def markdown(points):
+    study = study_of(points)
+    rows = precision_check.compute(study, {})
+    return "" if rows is None else precision_check.render(rows, study)
 
 
 def test_a_shift_within_the_seed_spread_is_reported_as_such():
@@ -45,13 +52,13 @@ def test_a_shift_within_the_seed_spread_is_reported_as_such():
     assert r["interval"]["ratio"] == pytest.approx(gmean([4.05, 4.15, 4.1]) / gmean([4.0, 4.2,
                                                                                        4.1]))
     assert r["interval"]["low"] < 1 < r["interval"]["high"]
-    md = precision_check.precision_check_markdown(f32 + bf16)
+    md = markdown(f32 + bf16)
     assert "No score moves by more than the float32 seeds' spread." in md
 
 
 def test_a_shift_beyond_the_seed_spread_is_said_plainly():
     f32, bf16 = twins({0: 4.5, 1: 4.6, 2: 4.4})
-    md = precision_check.precision_check_markdown(f32 + bf16)
+    md = markdown(f32 + bf16)
     assert "moves IS at batch 64 by more than the seed spread" in md
     assert "the study keeps float32 for its comparisons" in md
 
@@ -61,8 +68,8 @@ def test_only_common_seeds_and_settings_are_paired():
     other_steps = in_precision(make_point(64, 0, 4.0, 40.0, steps=200))
     rows = precision_check.check(f32 + bf16 + [other_steps])
     assert {r["steps"] for r in rows} == {100} and rows[0]["seeds"] == [1]
-    assert precision_check.check(f32) == [] and precision_check.precision_check_markdown(f32) == ""
-    lone = precision_check.precision_check_markdown([other_steps] + f32[1:])
+    assert precision_check.check(f32) == [] and markdown(f32) == ""
+    lone = markdown([other_steps] + f32[1:])
     assert "none has a finished float32 twin" in lone
 
 

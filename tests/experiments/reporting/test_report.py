@@ -25,13 +25,13 @@ def test_report_tables_plots_and_comparison(tmp_path):
     assert rows[64]["is_std"] == pytest.approx(np.std([4.0, 4.2], ddof=1))
     # changes are ratios of geometric means, on the scale of their Welch interval
     gmean = lambda v: float(np.exp(np.mean(np.log(v))))  # noqa: E731
-    assert rows[512]["is_change_vs_64"] == pytest.approx(
+    assert rows[512]["is_change_vs_baseline"] == pytest.approx(
         100 * (gmean([6.0, 6.2]) / gmean([4.0, 4.2]) - 1))
-    assert rows[512]["fid_change_vs_64"] == pytest.approx(
+    assert rows[512]["fid_change_vs_baseline"] == pytest.approx(
         100 * (gmean([20.0, 22.0]) / gmean([40.0, 42.0]) - 1))
     assert rows[512]["is_ratio_ci"]["method"].startswith("Welch")
     assert rows[128]["diverged"] == 1 and rows[128]["is_mean"] is None
-    md = (tmp_path / "report" / "table.md").read_text()
+    md = (tmp_path / "report" / "report.md").read_text()
     assert md == out["markdown"]
     assert "| 512 | 2 | 6.10 ± 0.14 |" in md and "IS vs 64 [95% CI]" in md
     assert "Protocol: fashion_mnist_classifier" in md and "500 generated vs 1000 real" in md
@@ -44,7 +44,7 @@ def test_report_tables_plots_and_comparison(tmp_path):
             assert (tmp_path / "report" / f"{name}.{ext}").stat().st_size > 1000
     assert not (tmp_path / "report" / "equal_images.png").exists()
     saved = json.loads((tmp_path / "report" / "analysis.json").read_text())
-    assert saved["target_batch"] == 512 and len(saved["comparisons"]) == 1
+    assert saved["verdicts"]["target_batch"] == 512 and len(saved["verdicts"]["comparisons"]) == 1
 
 
 def test_report_is_deterministic(tmp_path):
@@ -53,7 +53,7 @@ def test_report_is_deterministic(tmp_path):
         for batch, is_mean, fid in ARMS:
             fake_point(root, batch, seed, is_mean + 0.1 * seed, fid - seed)
     first = report.write_report(root)
-    names = ("table.md", "analysis.json", "summary.json", "table.csv", "is_fid_vs_batch.png",
+    names = ("report.md", "analysis.json", "summary.json", "table.csv", "is_fid_vs_batch.png",
              "is_fid_vs_batch.pdf", "curves_vs_steps.pdf")  # PDFs carry no creation date
     saved = {n: (tmp_path / "report" / n).read_bytes() for n in names}
     second = report.write_report(root)
@@ -75,7 +75,7 @@ def test_equal_images_controls_get_their_own_comparison_and_figure(tmp_path):
     out = report.write_report(root)
     assert [r["batch"] for r in out["rows"]] == [16, 64, 512]
     assert out["rows"][1]["steps"] == 100 and out["rows"][1]["seeds"] == 3  # no control inside
-    steps, images = out["analysis"]["comparisons"]
+    steps, images = out["analysis"]["verdicts"]["comparisons"]
     assert (steps["name"], images["name"]) == ("equal_steps", "equal_images")
     assert images["baseline"]["steps"] == 800 and images["target"]["steps"] == 100
     assert images["baseline"]["images_seen"] == images["target"]["images_seen"] == 102_400
@@ -102,14 +102,14 @@ def test_one_seed_report_gives_no_verdict(tmp_path):
     assert rows[512]["is_ratio_ci"]["method"].endswith("(one training seed)")
     assert rows[512]["is_ratio_ci"]["low"] > 1.4 and rows[512]["acc"] == pytest.approx(0.7)
     assert rows[64]["is_std"] == pytest.approx(np.std([4.0, 4.05, 3.95], ddof=1))
-    verdicts = {v["metric"]: v for v in out["analysis"]["comparisons"][0]["verdicts"]}
+    verdicts = {v["metric"]: v for v in out["analysis"]["verdicts"]["comparisons"][0]["verdicts"]}
     assert verdicts["is"]["direction"] == "no verdict: one training seed (evaluation noise only)"
-    md = (tmp_path / "report" / "table.md").read_text()
+    md = (tmp_path / "report" / "report.md").read_text()
     assert "no verdict: one training seed (evaluation noise only)" in md
     assert "direction reproduced" not in md
     assert "baseline" in md and "0.500" in md and "0.50 / 0.40" in md
-    assert out["analysis"]["evaluation_noise"]["is"]["points"] == 3
-    assert out["analysis"]["seed_spread"]["is"] is None
+    assert out["analysis"]["verdicts"]["evaluation_noise"]["is"]["points"] == 3
+    assert out["analysis"]["verdicts"]["seed_spread"]["is"] is None
     assert "is_ratio_low" in (tmp_path / "report" / "table.csv").read_text().splitlines()[0]
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from experiments.reporting import statistics as st
+from experiments.reporting.lib import stats as st
 
 
 def hand_welch(a, b):

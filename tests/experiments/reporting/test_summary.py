@@ -6,8 +6,9 @@ import pytest
 from fake_results import make_point
 from scipy import stats as sps
 
-from experiments.reporting import statistics as st
-from experiments.reporting import summary
+from experiments.reporting.lib import seeds as summary
+from experiments.reporting.lib import stats as st
+from experiments.reporting.sections import batch_table
 
 
 def gmean_ratio(a, b):
@@ -59,13 +60,14 @@ def test_summarise_rows():
     points = [make_point(b, s, v + 0.2 * s, f + s, accuracy=0.5)
               for s in range(2) for b, v, f in ((64, 4.0, 40.0), (512, 6.0, 20.0))]
     points.append(make_point(128, 0, 0.0, 0.0, status="diverged"))
-    rows = {r["batch"]: r for r in summary.summarise(points)}
+    rows = {r["batch"]: r for r in batch_table.summarise(points, 64)}
     assert list(rows) == [64, 128, 512]
     r = rows[512]
     assert (r["seeds"], r["done"], r["diverged"], r["steps"]) == (2, 2, 0, 100)
     assert r["is_mean"] == pytest.approx(6.1) and r["is_std_kind"] == "seeds"
     assert r["is_std"] == pytest.approx(np.std([6.0, 6.2], ddof=1))
-    assert r["is_change_vs_64"] == pytest.approx(100 * (gmean_ratio([4.0, 4.2], [6.0, 6.2]) - 1))
-    assert r["fid_ratio_ci"]["df"] is not None and r["acc_change_vs_64"] == pytest.approx(0.0)
+    assert r["is_change_vs_baseline"] == pytest.approx(
+        100 * (gmean_ratio([4.0, 4.2], [6.0, 6.2]) - 1))
+    assert r["fid_ratio_ci"]["df"] is not None and r["acc_change_vs_baseline"] == pytest.approx(0.0)
     assert rows[128]["diverged"] == 1 and rows[128]["is_mean"] is None
     assert rows[64]["best_is"] == pytest.approx(4.1)  # the final is the best of a rising curve

@@ -1,8 +1,8 @@
 """Points of different train.precision never share a comparison; the precision check compares
 them with each other instead.
 
-The report's tables and statistics take the float32 points (every committed comparison was
-made in float32) and leave the others out, saying so in one line. The check pairs each
+The report's tables and statistics take the points of one precision (float32 where there are
+any; study.py splits them) and leave the others out, saying so in one line. The check pairs each
 batch size's reduced-precision points with the float32 points of the same seeds and
 settings (steps, budget, learning rate) and gives, per metric, the Welch interval of the
 ratio and whether the shift exceeds the float32 seeds' own spread (their standard deviation),
@@ -13,35 +13,14 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-import numpy as np
-
 from experiments.records import Point
-from experiments.reporting import summary
+from experiments.reporting import study as study_lib
+from experiments.reporting.lib import seeds as summary
+from experiments.reporting.lib.metrics import COMPARED, METRICS, describe
 
-MAIN_PRECISION = "float32"
-NAMES = {"is": "IS", "fid": "FID", "acc": "conditional accuracy"}
-FORMATS = {"is": ".3f", "fid": ".1f", "acc": ".3f"}
-
-
-def precision_of(point: Point) -> str:
-    return getattr(point.config.train, "precision", MAIN_PRECISION)
-
-
-def split_by_precision(points: list[Point]) -> tuple[list[Point], str | None]:
-    """(the points the report's comparisons use, the one line saying what was left out).
-
-    float32 where any point is float32, else the precision most points have."""
-    counts = defaultdict(int)
-    for p in points:
-        counts[precision_of(p)] += 1
-    if len(counts) <= 1:
-        return list(points), None
-    main = MAIN_PRECISION if MAIN_PRECISION in counts else max(counts, key=counts.get)
-    kept = [p for p in points if precision_of(p) == main]
-    left = ", ".join(f"{n} in {name}" for name, n in sorted(counts.items()) if name != main)
-    return kept, (f"Points of another precision ({left}) are left out of these comparisons, "
-                  f"which use the {main} points only (a comparison never mixes precisions); "
-                  "the precision check compares them with their float32 twins.")
+KEY, ORDER = "precision_check", 40
+MAIN_PRECISION = study_lib.MAIN_PRECISION
+precision_of = study_lib.precision_of
 
 
 def _settings(point: Point) -> tuple:
@@ -70,16 +49,15 @@ def pairs(points: list[Point]) -> list[dict]:
 
 
 def _mean_sd(values):
-    v = [x for x in values if x is not None and math.isfinite(x)]
-    return (float(np.mean(v)) if v else None,
-            float(np.std(v, ddof=1)) if len(v) > 1 else None)
+    d = describe(values)
+    return d.mean, d.sd
 
 
 def check(points: list[Point]) -> list[dict]:
     """Every metric of every pair: means, float32 seed spread, Welch ratio interval, verdict."""
     rows = []
     for pair in pairs(points):
-        for metric in NAMES:
+        for metric in COMPARED:
             m32, sd32 = _mean_sd([summary.final_value(r, metric) for r in pair["base"]])
             m16, sd16 = _mean_sd([summary.final_value(r, metric) for r in pair["other"]])
             if m32 is None or m16 is None:
@@ -98,11 +76,14 @@ def _cell(mean, sd, fmt):
     return format(mean, fmt) + (f" ± {format(sd, fmt)}" if sd is not None else "")
 
 
-def precision_check_markdown(points: list[Point]) -> str:
-    """The report's section; '' when the directory holds one precision only."""
-    rows = check(points)
-    if not rows and len({precision_of(p) for p in points}) <= 1:
-        return ""
+def compute(study, earlier: dict) -> list[dict] | None:
+    """Every pair's rows; None when the directory holds one precision only."""
+    if len({precision_of(p) for p in study.budget_points}) <= 1:
+        return None
+    return check(study.budget_points)
+
+
+def render(rows: list[dict], study) -> str:
     lines = ["## Precision check", ""]
     if not rows:
         return "\n".join(lines + [
@@ -115,15 +96,15 @@ def precision_check_markdown(points: list[Point]) -> str:
               "[95% CI] | beyond the seed spread |", "|---|---|---|---|---|---|---|---|"]
     moved = []
     for r in rows:
-        fmt = FORMATS[r["metric"]]
+        fmt = METRICS[r["metric"]].fmt
         ci = r["interval"]
         ratio = ("-" if ci is None else f"{ci['ratio']:.3f}" + (
             f" [{ci['low']:.3f}, {ci['high']:.3f}]" if not math.isnan(ci["low"]) else ""))
         verdict = {None: "-", True: "yes", False: "no"}[r["beyond_seed_spread"]]
         if r["beyond_seed_spread"]:
-            moved.append(f"{NAMES[r['metric']]} at batch {r['batch']}")
+            moved.append(f"{METRICS[r['metric']].label} at batch {r['batch']}")
         lines.append(f"| {r['precision']} | {r['batch']} x {r['steps']:,} | "
-                     f"{len(r['seeds'])} | {NAMES[r['metric']]} | "
+                     f"{len(r['seeds'])} | {METRICS[r['metric']].label} | "
                      f"{_cell(r['float32_mean'], r['float32_sd'], fmt)} | "
                      f"{_cell(r['mean'], r['sd'], fmt)} | {ratio} | {verdict} |")
     lines.append("")

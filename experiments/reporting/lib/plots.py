@@ -114,3 +114,86 @@ def equal_images_curves(arms: list[list[Point]], path: str):
     axes[0].legend(fontsize=7, title="mean; band: seed range", title_fontsize=7)
     fig.tight_layout()
     grids.save_figure(fig, path)
+
+
+# -- time to target ----------------------------------------------------------------------
+def _bars(centres, intervals) -> np.ndarray:
+    """Error-bar lengths (2 x n); a percentile interval may miss its centre: no negative bar."""
+    return np.array([[max(c - lo, 0.0), max(hi - c, 0.0)]
+                     for c, (lo, hi) in zip(centres, intervals)]).T
+
+
+ARM_FIGURES = (("hyperbolas", "steps vs images"), ("curves", "IS vs steps"),
+               ("b_crit", "B_crit vs target"))
+FIGURES = {"hyperbolas": "steps_vs_images.png", "curves": "is_vs_steps.png",
+           "b_crit": "b_crit_vs_target.png"}  # each prefixed with its arm's name
+
+
+def arm_figure(arm: str, key: str) -> str:
+    return f"{arm}_{FIGURES[key]}"
+
+
+def _finish(fig, ax, path: str) -> None:
+    """The look the three figures share, then saved (PNG and PDF) and closed."""
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    grids.save_figure(fig, path)
+
+
+def time_to_target_figures(result: dict, points: list[Point], out_dir: str, arm: str) -> None:
+    """S vs E per IS target with the fitted hyperbolas; IS vs steps with seed bands; B_crit
+    and B_simple vs target."""
+    rows = result["metrics"]["is_mean"]
+    cmap = plt.get_cmap("plasma")
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for i, r in enumerate(rows):
+        color = cmap(i / max(len(rows) - 1, 1))
+        for b, cs in r["crossings"].items():
+            for c in cs:
+                e = result["n_dis"] * int(b) * c["step"]
+                ax.scatter(e, c["step"], color=color, s=10, marker="^" if c["censored"] else "o")
+        f = r["fit"]
+        if f:
+            bs = np.geomspace(min(result["batches"]) / 2, max(result["batches"]) * 2, 100)
+            s = f["s_min"] * (1 + f["b_crit"] / bs)
+            ax.plot(result["n_dis"] * bs * s, s, color=color, label=f"IS {r['target']:.1f}")
+    ax.set(xscale="log", yscale="log", xlabel="real images seen by D (E)",
+           ylabel="generator steps (S)", title="steps vs images to each IS target")
+    _finish(fig, ax, os.path.join(out_dir, arm_figure(arm, "hyperbolas")))
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    by_batch = defaultdict(list)
+    for p in points:
+        by_batch[p.record.global_batch_size].append(p)
+    vir = plt.get_cmap("viridis")
+    for i, b in enumerate(sorted(by_batch)):
+        steps = sorted(set.intersection(*[{e.step for e in p.history} for p in by_batch[b]]))
+        vals = np.array([[next(e.is_mean for e in p.history if e.step == s) for s in steps]
+                         for p in by_batch[b]])
+        color = vir(i / max(len(by_batch) - 1, 1))
+        ax.plot(steps, vals.mean(0), color=color, label=f"batch {b} ({len(vals)} seeds)")
+        ax.fill_between(steps, vals.min(0), vals.max(0), color=color, alpha=0.2)
+    ax.set(xscale="log", xlabel="generator steps", ylabel="IS",
+           title="IS at constant lr (band: seeds' range)")
+    _finish(fig, ax, os.path.join(out_dir, arm_figure(arm, "curves")))
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    t = [r["target"] for r in rows if r["fit"] and not r["fit"]["at_bound"]]
+    fits = [r["fit"] for r in rows if r["fit"] and not r["fit"]["at_bound"]]
+    if fits:
+        ax.errorbar(t, [f["b_crit"] for f in fits],
+                    yerr=_bars([f["b_crit"] for f in fits],
+                               [f["b_crit_ci"] or (f["b_crit"], f["b_crit"]) for f in fits]),
+                    marker="o", color="k", capsize=3, label="B_crit (fit)")
+    for p, color in (("d", "tab:blue"), ("g", "tab:orange")):
+        pts = [(r["target"], r["b_simple"][p]) for r in rows if r["b_simple"].get(p)]
+        if pts:
+            ax.errorbar([x for x, _ in pts], [n["geomean"] for _, n in pts],
+                        yerr=_bars([n["geomean"] for _, n in pts],
+                                   [(n["low"], n["high"]) for _, n in pts]), marker="s",
+                        color=color,
+                        capsize=3, label=f"B_simple {p.upper()}")
+    ax.set(yscale="log", xlabel="IS target", ylabel="batch size",
+           title="critical batch and noise scale vs target")
+    _finish(fig, ax, os.path.join(out_dir, arm_figure(arm, "b_crit")))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from experiments.reporting.time_to_target import Crossing
+from experiments.reporting.lib.crossings import Crossing
 
 GRID_POINTS, REFINE_POINTS = 240, 41
 GRID_SPAN = 1000.0  # B_crit searched in [min batch / SPAN, max batch * SPAN]

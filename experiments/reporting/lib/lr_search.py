@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from experiments.reporting import critical_batch_fit as fit_lib
-from experiments.reporting import statistics
-from experiments.reporting.time_to_target import Crossing, Curve, curve_of
+from experiments.reporting.lib import mccandlish as fit_lib
+from experiments.reporting.lib import stats as statistics
+from experiments.reporting.lib.crossings import Crossing, Curve, curve_of
 
 SELECTION_SEEDS = (0, 1)
 MAX_NEIGHBOUR_GAP = 2.0  # the grid's largest allowed ratio between neighbouring factors

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# scores the analysis reads from a curve, and whether higher is better
-METRICS = {"is_mean": "IS", "accuracy": "conditional accuracy"}
-IS_TARGET_STEP, ACCURACY_TARGET_STEP = 0.5, 0.05  # spacing of the target grids
+from experiments.reporting.lib.metrics import METRICS as METRIC_REGISTRY
+from experiments.reporting.lib.metrics import TARGETED
+
+# the scores with a target grid (metrics.py), by record field: what a curve holds
+METRICS = {METRIC_REGISTRY[k].field: METRIC_REGISTRY[k] for k in TARGETED}
 MIN_BATCH_SIZES = 3  # a target is analysed when this many batch sizes reach it (S has 2 params)
 
 
@@ -106,8 +108,7 @@ def reaching_batches(found: dict[int, list[Crossing]]) -> list[int]:
 def target_grid(curves: list[Curve], metric: str) -> list[float]:
     """Targets from the metric's grid start (IS 3.0, accuracy 0.2) in its steps, up to the
     highest that MIN_BATCH_SIZES batch sizes reach with every seed."""
-    spacing = IS_TARGET_STEP if metric == "is_mean" else ACCURACY_TARGET_STEP
-    start = 3.0 if metric == "is_mean" else 0.2
+    start, spacing = METRICS[metric].targets
     out, target = [], start
     while True:
         if len(reaching_batches(crossings(curves, metric, target))) < MIN_BATCH_SIZES:

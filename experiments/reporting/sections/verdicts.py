@@ -1,6 +1,7 @@
 """The study's answer, each number with the rule that produced it:
 
-- two comparisons of the baseline batch (64) with the target (512): at equal generator steps
+- two comparisons of the baseline batch with the target batch (the config's StudyComparison,
+  64 -> 512 in the reference study): at equal generator steps
   (the paper's) and, where control points exist, at equal images seen;
 - for each: Welch intervals (primary), the exact test with enough seeds, the paired interval as
   a sensitivity analysis, and verdicts (IS primary; FID and accuracy secondary, Holm-adjusted);
@@ -10,17 +11,19 @@
 from __future__ import annotations
 
 import math
+import os
 from collections import defaultdict
 
 import numpy as np
 
-from experiments.config import BASELINE_BATCH
+from experiments.config import StudyComparison
 from experiments.records import Point, PointRecord
-from experiments.reporting import statistics
-from experiments.reporting.summary import (
+from experiments.reporting.lib import plots
+from experiments.reporting.lib import stats as statistics
+from experiments.reporting.lib.metrics import COMPARED, METRICS, PRIMARY, describe
+from experiments.reporting.lib.seeds import (
     EQUAL_IMAGES,
     EQUAL_STEPS,
-    METRICS,
     budget,
     final_value,
     paired_vs_baseline,
@@ -30,13 +33,13 @@ from experiments.reporting.summary import (
     split_by_budget,
 )
 
-TARGET_BATCH = 512  # TF-Replicator compares batch 64 with 512
+KEY, ORDER = "verdicts", 20
 PAPER_IS_CHANGE = 50.0  # TF-Replicator (arXiv 1902.00465): IS +~50% from batch 64 to 512
-NAMES = {"is": "IS", "fid": "FID", "acc": "conditional accuracy"}
-PRIMARY, SECONDARY = "is", ("fid", "acc")
+NAMES = {k: METRICS[k].label for k in COMPARED}
+SECONDARY = tuple(k for k in COMPARED if k != PRIMARY)
+EQUAL_IMAGES_FIGURE = "equal_images.png"
 LABELS = {EQUAL_STEPS: "equal steps (the paper's)", EQUAL_IMAGES: "equal images"}
 SHORT = {EQUAL_STEPS: "at equal steps", EQUAL_IMAGES: "at equal images"}
-FORMATS = {"is": ".2f", "fid": ".1f", "acc": ".3f"}
 
 
 def _done(points: list[Point]) -> list[PointRecord]:
@@ -50,9 +53,8 @@ def _arm(records: list[PointRecord]) -> dict:
 
 
 def _mean_sd(values) -> dict:
-    v = [x for x in values if x is not None and math.isfinite(x)]
-    return dict(mean=float(np.mean(v)) if v else None,
-                sd=float(np.std(v, ddof=1)) if len(v) > 1 else None)
+    d = describe(values)
+    return dict(mean=d.mean, sd=d.sd)
 
 
 def compare(name: str, base: list[PointRecord], other: list[PointRecord]) -> dict:
@@ -78,8 +80,8 @@ def compare(name: str, base: list[PointRecord], other: list[PointRecord]) -> dic
     for metric, ci in intervals.items():
         seeds = (len(seed_values(base, metric)), len(seed_values(other, metric)))
         paper = PAPER_IS_CHANGE if metric == PRIMARY and name == EQUAL_STEPS else None
-        v = statistics.verdict(NAMES[metric], ci, METRICS[metric][1], b0, b1, seeds, paper,
-                               adjusted.get(metric) if metric != PRIMARY else None,
+        v = statistics.verdict(NAMES[metric], ci, METRICS[metric].higher_is_better, b0, b1,
+                               seeds, paper, adjusted.get(metric) if metric != PRIMARY else None,
                                label=SHORT[name])
         out["metrics"][metric]["holm_p"] = adjusted.get(metric)
         out["verdicts"].append({**v.to_dict(), "name": v.metric, "metric": metric,
@@ -87,9 +89,10 @@ def compare(name: str, base: list[PointRecord], other: list[PointRecord]) -> dic
     return out
 
 
-def equal_images_arms(controls: list[Point], table_points: list[Point], target: int):
-    """(batch-64 control records, target-batch records with the same images seen), or None."""
-    base = [r for r in _done(controls) if r.global_batch_size == BASELINE_BATCH]
+def equal_images_arms(controls: list[Point], table_points: list[Point], baseline: int,
+                      target: int):
+    """(baseline control records, target-batch records with the same images seen), or None."""
+    base = [r for r in _done(controls) if r.global_batch_size == baseline]
     if not base:
         return None
     images = max({r.images_seen for r in base}, key=[r.images_seen for r in base].count)
@@ -101,37 +104,41 @@ def equal_images_arms(controls: list[Point], table_points: list[Point], target: 
     return (base, list(other.values())) if other else (base, [])
 
 
-def analyse(points: list[Point]) -> dict:
+def analyse(points: list[Point], baseline: int | None = None, target: int | None = None
+            ) -> dict:
+    """Every comparison, trend and noise floor of the budget points (one precision);
+    `baseline`, `target`: the batches compared (None: StudyComparison's defaults)."""
+    baseline = baseline or StudyComparison().baseline_batch
+    target = target or StudyComparison().target_batch
     table_points, controls = split_by_budget(points)
     done = _done(table_points)
-    out = dict(baseline_batch=BASELINE_BATCH, target_batch=None, comparisons=[],
+    out = dict(baseline_batch=baseline, target_batch=None, comparisons=[],
                equal_images_note=None, trends={}, seed_spread={}, evaluation_noise={},
                plateau=plateau(points))
     for metric in NAMES:
         pairs = [(r.global_batch_size, final_value(r, metric)) for r in done]
         pairs = [(b, v) for b, v in pairs if v is not None and math.isfinite(v)]
         try:
-            out["trends"][metric] = statistics.trend_test(*zip(*pairs), BASELINE_BATCH
-                                                          ).to_dict()
+            out["trends"][metric] = statistics.trend_test(*zip(*pairs), baseline).to_dict()
         except (ValueError, TypeError):  # too few points for a trend
             pass
         out["seed_spread"][metric] = seed_spread(done, metric)
         out["evaluation_noise"][metric] = evaluation_noise(done, metric)
     batches = sorted({r.global_batch_size for r in done})
-    target = TARGET_BATCH if TARGET_BATCH in batches else (max(batches) if batches else None)
-    if BASELINE_BATCH not in batches or target is None or target == BASELINE_BATCH:
+    target = target if target in batches else (max(batches) if batches else None)
+    if baseline not in batches or target is None or target == baseline:
         return out
     out["target_batch"] = target
     main_budget = budget(done[0])
     out["comparisons"].append(compare(
-        main_budget, [r for r in done if r.global_batch_size == BASELINE_BATCH],
+        main_budget, [r for r in done if r.global_batch_size == baseline],
         [r for r in done if r.global_batch_size == target]))
     if main_budget == EQUAL_IMAGES:  # the whole sweep is at equal images: nothing to add
         return out
-    arms = equal_images_arms(controls, table_points, target)
+    arms = equal_images_arms(controls, table_points, baseline, target)
     if arms is None:
         out["equal_images_note"] = (
-            f"No equal-images control points in this sweep (batch {BASELINE_BATCH} points "
+            f"No equal-images control points in this sweep (batch {baseline} points "
             f"with sweep_budget '{EQUAL_IMAGES}'): the equal-images comparison is not "
             "available.")
     elif not arms[1]:
@@ -217,8 +224,8 @@ def _comparison_markdown(c: dict) -> list[str]:
                   "have seen the same images.", ""]
     lines += ["| arm | IS | FID | accuracy |", "|---|---|---|---|"]
     for arm in (a, b):
-        cells = [format(arm[m]["mean"], FORMATS[m])
-                 + (f" ± {format(arm[m]['sd'], FORMATS[m])}" if arm[m]["sd"] else "")
+        cells = [METRICS[m].format(arm[m]["mean"])
+                 + (f" ± {METRICS[m].format(arm[m]['sd'])}" if arm[m]["sd"] else "")
                  if arm[m]["mean"] is not None else "-" for m in NAMES]
         lines.append(f"| batch {arm['batch']} x {arm['steps']:,} | " + " | ".join(cells) + " |")
     lines.append("")
@@ -278,30 +285,45 @@ def _trend_lines(metric: str, t: dict) -> list[str]:
     return lines
 
 
+PLATEAU = ("- batch {batch} x {steps:,} steps ({budget}), steps {from_step:,} -> {to_step:,}: "
+           "IS {changes} vs seed spread {sd}: flattened {flat} of {n} curves (seeds {seeds}).")
+SEED_SPREAD = ("- Seed-to-seed spread of {label} (the noise floor a difference must clear): "
+               "coefficient of variation median {median:.1f}%, range {low:.1f}-{high:.1f}% "
+               "(batch sizes: {n}).")
+EVAL_NOISE = ("- Evaluation noise of {label} (one checkpoint, several evaluation seeds; a "
+              "separate, smaller floor): coefficient of variation median {median:.2f}%, max "
+              "{high:.2f}% (points: {n}).")
+
+
 def _plateau_lines(result: dict) -> list[str]:
+    """One fixed line per curve group; '-' where one seed leaves no spread to judge by."""
     lines = []
     for g in result["plateau"]:
-        changes = ", ".join(f"{c['is_change']:+.2f}" for c in g["curves"])
-        c0 = g["curves"][0]
-        head = (f"- batch {g['batch']} x {g['steps']:,} steps ({SHORT[g['budget']]}), steps "
-                f"{c0['from_step']:,} -> {c0['to_step']:,}: IS {changes}")
-        if g["seed_sd"] is None:
-            lines.append(head + "; one seed, no seed spread to judge by.")
-            continue
         flat = [c["seed"] for c in g["curves"] if c["flattened"]]
-        which = f" (seed{'s' if len(flat) > 1 else ''} {', '.join(map(str, flat))})" if flat \
-            else ""
-        curves = "curve" if len(g["curves"]) == 1 else "curves"
-        lines.append(head + f" vs seed spread {g['seed_sd']:.2f}: {len(flat)} of "
-                     f"{len(g['curves'])} {curves} flattened{which}.")
+        lines.append(PLATEAU.format(
+            **g["curves"][0], batch=g["batch"], steps=g["steps"], budget=SHORT[g["budget"]],
+            changes=", ".join(f"{c['is_change']:+.2f}" for c in g["curves"]),
+            sd="-" if g["seed_sd"] is None else f"{g['seed_sd']:.2f}",
+            flat="-" if g["seed_sd"] is None else len(flat), n=len(g["curves"]),
+            seeds=", ".join(map(str, flat)) or "-"))
     return lines
+
+
+def _noise_lines(result: dict) -> list[str]:
+    return [SEED_SPREAD.format(label=NAMES[m], median=100 * s["median_cv"],
+                               low=100 * s["min_cv"], high=100 * s["max_cv"],
+                               n=s["batch_sizes"])
+            for m, s in result["seed_spread"].items() if s] + [
+        EVAL_NOISE.format(label=NAMES[m], median=100 * e["median_cv"], high=100 * e["max_cv"],
+                          n=e["points"])
+        for m, e in result["evaluation_noise"].items() if e]
 
 
 def analysis_markdown(result: dict) -> str:
     lines = ["## Signal and noise", ""]
     if not result["comparisons"]:
-        lines += [f"No verdict: it needs finished points at batch {BASELINE_BATCH} and a "
-                  "larger batch.", ""]
+        lines += [f"No verdict: it needs finished points at batch {result['baseline_batch']} "
+                  "and a larger batch.", ""]
     else:
         lines += [
             "Intervals: 95% Welch t-intervals on log values (seeds as independent runs), "
@@ -319,22 +341,7 @@ def analysis_markdown(result: dict) -> str:
         for metric, t in result["trends"].items():
             lines += _trend_lines(metric, t)
         lines.append("")
-    noise = []
-    for metric, s in result["seed_spread"].items():
-        if s:  # one batch size with several seeds: one value, no median or range
-            cv = (f"{100 * s['median_cv']:.1f}% (one batch size)" if s["batch_sizes"] == 1
-                  else f"median {100 * s['median_cv']:.1f}%, range {100 * s['min_cv']:.1f}-"
-                  f"{100 * s['max_cv']:.1f}% over {s['batch_sizes']} batch sizes")
-            noise.append(f"- Seed-to-seed spread of {NAMES[metric]} (the noise floor a "
-                         f"difference must clear): coefficient of variation {cv}.")
-    for metric, e in result["evaluation_noise"].items():
-        if e:  # likewise one point: one value
-            cv = (f"coefficient of variation {100 * e['median_cv']:.2f}%" if e["points"] == 1
-                  else f"median coefficient of variation {100 * e['median_cv']:.2f}% (max "
-                  f"{100 * e['max_cv']:.2f}%)")
-            noise.append(f"- Evaluation noise of {NAMES[metric]} (one checkpoint, several "
-                         f"evaluation seeds, {e['points']} point{'s' * (e['points'] > 1)}; a "
-                         f"separate, smaller floor): {cv}.")
+    noise = _noise_lines(result)
     if noise:
         lines += ["### Noise", ""] + noise + [""]
     if result["plateau"]:
@@ -343,3 +350,30 @@ def analysis_markdown(result: dict) -> str:
         lines += ["", "A curve whose last interval changed IS by more than the seed-to-seed "
                   "spread of the final IS had not flattened; none is called converged.", ""]
     return "\n".join(lines)
+
+
+def compute(study, earlier: dict) -> dict:
+    c = study.comparison
+    return analyse(study.compared, c.baseline_batch, c.target_batch)
+
+
+def render(result: dict, study) -> str:
+    return analysis_markdown(result)
+
+
+def draw(result: dict, study) -> None:
+    """The figure of the equal-images comparison, when the analysis found one."""
+    for c in result["comparisons"]:
+        if c["name"] != EQUAL_IMAGES or c["baseline"]["batch"] == c["target"]["batch"]:
+            continue
+        arms = []
+        for arm in (c["baseline"], c["target"]):
+            chosen = {}
+            for p in study.compared:  # a labelled control wins its seed's slot, as analysed
+                r = p.record
+                if (r.status == "done" and r.global_batch_size == arm["batch"]
+                        and r.images_seen == arm["images_seen"] and r.seed in arm["seeds"]
+                        and (r.seed not in chosen or budget(r) == EQUAL_IMAGES)):
+                    chosen[r.seed] = p
+            arms.append([chosen[s] for s in sorted(chosen)])
+        plots.equal_images_curves(arms, os.path.join(study.out_dir, EQUAL_IMAGES_FIGURE))

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from experiments.reporting import lr_search
-from experiments.reporting.time_to_target import Curve
+from experiments.reporting.lib import lr_search
+from experiments.reporting.lib.crossings import Curve
 
 TARGET = 7.0
 BATCHES = (16, 32, 64, 128, 256, 512)
