@@ -6,6 +6,7 @@ import io
 
 from experiments.config import BASELINE_BATCH
 from experiments.records import Point
+from experiments.reporting import environments
 
 # Published numbers beside ours where the preset matches a paper setting.
 PAPER_REFERENCE = {
@@ -91,7 +92,8 @@ def protocol_text(points: list[Point]) -> str:
             f"{done[0].record.replicas} replica(s); IS ± is the {std_kind}; KID ± over subsets "
             f"(one seed) or seeds. Training: preset {cfg.preset}, "
             f"precision {getattr(cfg.train, 'precision', 'float32')}, n_dis {cfg.train.n_dis}, "
-            f"G ch {cfg.model.g_ch}, D ch {cfg.model.d_ch}, seeds {seeds}.")
+            f"G ch {cfg.model.g_ch}, D ch {cfg.model.d_ch}, seeds {seeds}. "
+            + environments.line(points))
 
 
 def markdown_table(rows, points, preset: str, control_rows=()) -> str:
