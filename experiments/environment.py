@@ -136,4 +136,5 @@ def describe(env: Environment) -> str:
     p = env.packages
     flags = f" [{', '.join(env.cpu_flags)}]" if env.cpu_flags else ""
     cpu = env.cpu_model or "an unrecorded CPU"
-    return f"TF {p.get('tensorflow')}, Keras {p.get('keras')} on {cpu}{flags}"
+    tf, keras = p.get("tensorflow") or "unrecorded", p.get("keras") or "unrecorded"
+    return f"TF {tf}, Keras {keras} on {cpu}{flags}"

@@ -11,6 +11,7 @@ from collections import defaultdict
 import numpy as np
 
 from experiments.records import Point, PointRecord
+from experiments.reporting import environments
 from experiments.reporting.lib import plots
 from experiments.reporting.lib.metrics import COMPARED, METRICS, describe
 from experiments.reporting.lib.seeds import (
@@ -109,7 +110,8 @@ def protocol_text(points: list[Point]) -> str:
             f"{done[0].record.replicas} replica(s); IS ± is the {std_kind}; KID ± over subsets "
             f"(one seed) or seeds. Training: preset {cfg.preset}, "
             f"precision {getattr(cfg.train, 'precision', 'float32')}, n_dis {cfg.train.n_dis}, "
-            f"G ch {cfg.model.g_ch}, D ch {cfg.model.d_ch}, seeds {seeds}.")
+            f"G ch {cfg.model.g_ch}, D ch {cfg.model.d_ch}, seeds {seeds}. "
+            + environments.line(points))
 
 
 def markdown_table(rows, points, preset: str, baseline: int, control_rows=()) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 
 from experiments.config import StudyComparison
 from experiments.records import Point, PointRecord
+from experiments.reporting import environments
 from experiments.reporting.lib import plots
 from experiments.reporting.lib import stats as statistics
 from experiments.reporting.lib.metrics import COMPARED, METRICS, PRIMARY, describe
@@ -86,6 +87,7 @@ def compare(name: str, base: list[PointRecord], other: list[PointRecord]) -> dic
         out["metrics"][metric]["holm_p"] = adjusted.get(metric)
         out["verdicts"].append({**v.to_dict(), "name": v.metric, "metric": metric,
                                 "primary": metric == PRIMARY})
+    out["environments"] = environments.line(base + other)
     return out
 
 
@@ -218,7 +220,7 @@ def _comparison_markdown(c: dict) -> list[str]:
     lines = [f"### {c['label'][0].upper() + c['label'][1:]}: batch {a['batch']} x "
              f"{a['steps']:,} steps vs batch {b['batch']} x {b['steps']:,} steps", "",
              f"Images seen: {a['images_seen']:,} vs {b['images_seen']:,}; seeds "
-             f"{a['seeds']} vs {b['seeds']}.", ""]
+             f"{a['seeds']} vs {b['seeds']}.", "", c["environments"], ""]
     if c["name"] == EQUAL_IMAGES:
         lines += ["Here 'reproduced' means the larger batch still scores better when both "
                   "have seen the same images.", ""]
