@@ -330,6 +330,11 @@ class StudyComparison:
     bigger_batches: tuple[int, ...] = (128, 256, 512)
     schedule_step: int = 1000
     headline_arm: str | None = None
+    # study v5: the arms of the lr search (each a factor on the lr, every batch size) and the
+    # arms it reuses (a fixed-lr arm as factor 1, probes); the search arms get their own
+    # section, not a time-to-target fit each
+    lr_search_arms: tuple[str, ...] = ()
+    lr_search_reuses: tuple[str, ...] = ()
 
     def __post_init__(self):
         _check(self.target_batch != self.baseline_batch > 0,

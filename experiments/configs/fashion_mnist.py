@@ -6,9 +6,27 @@ from experiments.config import (
     EvalConfig,
     ModelConfig,
     RunConfig,
+    StudyComparison,
     SweepAxes,
     TrainConfig,
 )
+
+# study v5's lr factors (its sweeps are in fashion_mnist_reference.py), arms lr_xF with 'p'
+# for the point (0.5 -> lr_x0p5)
+LR_SEARCH_FACTORS = (0.125, 0.25, 0.5, 2.0, 4.0, 8.0, 16.0, 32.0)
+
+
+def lr_search_arm(factor: float) -> str:
+    return "lr_x" + f"{factor:g}".replace(".", "p")
+
+
+# What the report compares (the reference run's points record this preset): batch 64 -> 512
+# as TF-Replicator (arXiv 1902.00465); the schedules meet at the decayed-lr sweep's last step;
+# the constant-lr arm's fit is the headline; the lr search reuses it as factor 1 and the probe.
+COMPARISON = StudyComparison(
+    baseline_batch=64, target_batch=512, bigger_batches=(128, 256, 512), schedule_step=1000,
+    headline_arm="constant_lr", lr_search_arms=tuple(map(lr_search_arm, LR_SEARCH_FACTORS)),
+    lr_search_reuses=("constant_lr", "lr_probe"))
 
 
 def get_config() -> RunConfig:

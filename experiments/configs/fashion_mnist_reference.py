@@ -8,8 +8,12 @@ Its points record preset 'fashion_mnist' (the experiment; this file sets its bud
 committed ones do, so that later sweeps extend them instead of being refused as another study.
 Re-running skips finished points and resumes the others from their last checkpoint.
 """
-from experiments.config import RunConfig, StudyComparison, SweepAxes
+from experiments.config import RunConfig, SweepAxes
 from experiments.configs import fashion_mnist
+from experiments.configs.fashion_mnist import LR_SEARCH_FACTORS, lr_search_arm
+
+# the report's comparison is the experiment's (the committed points record preset fashion_mnist)
+COMPARISON = fashion_mnist.COMPARISON
 
 
 def get_config() -> RunConfig:
@@ -29,13 +33,8 @@ CONSTANT_LR_BF16 = (("train.lr_decay_start", None), ("train.precision", "bfloat1
 # multiplied by one factor (their ratio and Adam's betas kept), each run ended once it has
 # passed IS 7.5 (above v4's highest target, 7.0). Factor 1 is v4's constant_lr arm; batch 512
 # at sqrt 8 is lr_probe. Arms lr_xF, F written with 'p' for the point (0.5 -> lr_x0p5).
-LR_SEARCH_FACTORS = (0.125, 0.25, 0.5, 2.0, 4.0, 8.0, 16.0, 32.0)
 LR_SEARCH_STOP = "is_mean>=7.5"
 TIME_TO_TARGET_BATCHES = tuple(b for b, _ in TIME_TO_TARGET_STEPS)
-
-
-def lr_search_arm(factor: float) -> str:
-    return "lr_x" + f"{factor:g}".replace(".", "p")
 
 
 def _lr_search(factor: float, seeds=(0, 1)) -> SweepAxes:
@@ -46,11 +45,6 @@ def _lr_search(factor: float, seeds=(0, 1)) -> SweepAxes:
                                                   ("train.d_lr", base.d_lr * factor),
                                                   ("train.stop_at", LR_SEARCH_STOP)))
 
-
-# the report's comparison: batch 64 -> 512 as TF-Replicator (arXiv 1902.00465); the schedules
-# meet at the decayed-lr sweep's last step; the constant-lr arm's fit is the headline
-COMPARISON = StudyComparison(baseline_batch=64, target_batch=512, bigger_batches=(128, 256, 512),
-                             schedule_step=1000, headline_arm="constant_lr")
 
 SWEEPS = {
     # v2: every batch size from 8 to 512, 3 seeds

@@ -37,15 +37,12 @@ def counts(points: list[Point | PointRecord]) -> list[tuple[str, int]]:
 
 
 def _listed(groups: list[tuple[str, int]]) -> str:
-    return "; ".join(f"{n} point{'s' * (n != 1)} from {label}" for label, n in groups)
+    return "; ".join(f"{label} ({n})" for label, n in groups) or "-"
 
 
 def environments_line(points: list[Point | PointRecord]) -> str:
     """The distinct environments of `points` with their point counts, in one short line."""
-    groups = counts(points)
-    if not groups:
-        return "Environments: none, as there are no points."
-    return f"Environment{'s' * (len(groups) > 1)}: {_listed(groups)}."
+    return f"Environments (points): {_listed(counts(points))}."
 
 
 def mixed_line(points: list[Point | PointRecord]) -> str | None:
@@ -54,9 +51,9 @@ def mixed_line(points: list[Point | PointRecord]) -> str | None:
     groups = counts(points)
     if len(groups) < 2:
         return None
-    return (f"These points come from {len(groups)} environments, so part of a difference "
-            "between them may be the environment's (a rerun on another CPU or stack differs by "
-            f"rounding amplified over training): {_listed(groups)}.")
+    return (f"Mixed environments ({len(groups)}): part of a difference between these points "
+            "may be the environment's (a rerun on another CPU or stack differs by rounding "
+            f"amplified over training). Environments (points): {_listed(groups)}.")
 
 
 def line(points: list[Point | PointRecord]) -> str:

@@ -133,7 +133,7 @@ def arm_figure(arm: str, key: str) -> str:
     return f"{arm}_{FIGURES[key]}"
 
 
-def _finish(fig, ax, path: str) -> None:
+def finish(fig, ax, path: str) -> None:
     """The look the three figures share, then saved (PNG and PDF) and closed."""
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
@@ -160,7 +160,7 @@ def time_to_target_figures(result: dict, points: list[Point], out_dir: str, arm:
             ax.plot(result["n_dis"] * bs * s, s, color=color, label=f"IS {r['target']:.1f}")
     ax.set(xscale="log", yscale="log", xlabel="real images seen by D (E)",
            ylabel="generator steps (S)", title="steps vs images to each IS target")
-    _finish(fig, ax, os.path.join(out_dir, arm_figure(arm, "hyperbolas")))
+    finish(fig, ax, os.path.join(out_dir, arm_figure(arm, "hyperbolas")))
 
     fig, ax = plt.subplots(figsize=(6, 4))
     by_batch = defaultdict(list)
@@ -176,7 +176,7 @@ def time_to_target_figures(result: dict, points: list[Point], out_dir: str, arm:
         ax.fill_between(steps, vals.min(0), vals.max(0), color=color, alpha=0.2)
     ax.set(xscale="log", xlabel="generator steps", ylabel="IS",
            title="IS at constant lr (band: seeds' range)")
-    _finish(fig, ax, os.path.join(out_dir, arm_figure(arm, "curves")))
+    finish(fig, ax, os.path.join(out_dir, arm_figure(arm, "curves")))
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     t = [r["target"] for r in rows if r["fit"] and not r["fit"]["at_bound"]]
@@ -196,4 +196,4 @@ def time_to_target_figures(result: dict, points: list[Point], out_dir: str, arm:
                         capsize=3, label=f"B_simple {p.upper()}")
     ax.set(yscale="log", xlabel="IS target", ylabel="batch size",
            title="critical batch and noise scale vs target")
-    _finish(fig, ax, os.path.join(out_dir, arm_figure(arm, "b_crit")))
+    finish(fig, ax, os.path.join(out_dir, arm_figure(arm, "b_crit")))

@@ -43,7 +43,8 @@ def probe(points: list[Point], main: dict, main_points: list[Point]) -> dict:
 
 def compute(study, earlier: dict) -> dict | None:
     main, fitted = ttt.headline_arm(study), earlier.get(ttt.KEY) or {}
-    arms = [a for a in study.time_to_target_arms if a not in fitted and study.arm(a)]
+    arms = [a for a in study.time_to_target_arms if a not in fitted and study.arm(a)
+            and a not in study.comparison.lr_search_arms]
     if main not in fitted or not arms:
         return None
     main_points = ttt.full_arms(study)[main]

@@ -39,6 +39,8 @@ def full_arms(study) -> dict[str, list[Point]]:
     """{arm: its finished points with a curve} of the arms with enough batch sizes."""
     out = {}
     for arm in study.time_to_target_arms:
+        if arm in study.comparison.lr_search_arms:  # the lr search's own section reads them
+            continue
         pts = [p for p in study.arm(arm) if p.record.status == "done" and p.history]
         if len({p.record.global_batch_size for p in pts}) >= MIN_BATCH_SIZES:
             out[arm] = pts

@@ -3,10 +3,10 @@ comparison mixes them: in the table's protocol line and in each comparison of th
 import dataclasses
 
 from fake_results import make_point
-from test_report_sentences import assert_complete
 
 from experiments.records import Environment
-from experiments.reporting import analysis, environments, tables
+from experiments.reporting import environments
+from experiments.reporting.sections import batch_table, verdicts
 
 EPYC = Environment(source="measured", started_at_step=0, suite_commit="a" * 40,
                    suite_dirty=False, python="3.11.7",
@@ -36,19 +36,17 @@ def test_two_environments_give_the_mixed_line_naming_both_with_counts():
     points = study([EPYC, EPYC, EPYC], [XEON, XEON])
     assert environments.counts(points) == [(EPYC_LINE, 3), (XEON_LINE, 2)]
     line = environments.mixed_line(points)
-    assert line.startswith("These points come from 2 environments")
-    assert line.endswith(f": 3 points from {EPYC_LINE}; 2 points from {XEON_LINE}.")
+    assert line.startswith("Mixed environments (2): ")
+    assert line.endswith(f"Environments (points): {EPYC_LINE} (3); {XEON_LINE} (2).")
     assert "\n" not in line
-    assert_complete(line)
     assert environments.line(points) == line
 
 
 def test_one_environment_gives_no_mixed_line_and_is_named_with_its_count():
     points = study([XEON] * 3, [XEON] * 3)
     assert environments.mixed_line(points) is None
-    assert environments.environments_line(points) == f"Environment: 6 points from {XEON_LINE}."
+    assert environments.environments_line(points) == f"Environments (points): {XEON_LINE} (6)."
     assert environments.line(points) == environments.environments_line(points)
-    assert_complete(environments.line(points))
 
 
 def test_reconstructed_facts_are_another_environment_than_measured_ones():
@@ -57,7 +55,8 @@ def test_reconstructed_facts_are_another_environment_than_measured_ones():
     old = EPYC.replace(source="reconstructed", note="from a stop note", python=None)
     points = study([EPYC], [old])
     assert environments.counts(points) == [(EPYC_LINE, 1), (EPYC_LINE + " (reconstructed)", 1)]
-    assert "1 point from" in environments.mixed_line(points)  # one is not counted as several
+    assert f"{EPYC_LINE} (1); {EPYC_LINE} (reconstructed) (1)." in environments.mixed_line(
+        points)
 
 
 def test_records_without_an_environment_and_resumed_ones_are_named():
@@ -65,30 +64,24 @@ def test_records_without_an_environment_and_resumed_ones_are_named():
     resumed = ran_on(make_point(64, 1, 3.8, 1100.0), EPYC, XEON.replace(started_at_step=500))
     groups = dict(environments.counts([plain, resumed]))
     assert groups == {environments.UNRECORDED: 1, f"{EPYC_LINE} then {XEON_LINE}": 1}
-    assert_complete(environments.line([plain, resumed]))
     unknown = EPYC.replace(packages={}, cpu_model=None, cpu_flags=[])
     assert environments.line([ran_on(plain, unknown)]) == (
-        "Environment: 1 point from TF unrecorded, Keras unrecorded on an unrecorded CPU.")
-    assert_complete(environments.environments_line([]))
+        "Environments (points): TF unrecorded, Keras unrecorded on an unrecorded CPU (1).")
+    assert environments.environments_line([]) == "Environments (points): -."
 
 
 def test_the_protocol_line_names_the_environments_of_the_table():
-    one = tables.protocol_text(study([EPYC] * 3, [EPYC] * 3))
-    assert one.endswith(f"seeds [0, 1, 2]. Environment: 6 points from {EPYC_LINE}.")
-    mixed = tables.protocol_text(study([EPYC] * 3, [XEON] * 3))
-    assert mixed.endswith(f"3 points from {EPYC_LINE}; 3 points from {XEON_LINE}.")
-    assert "These points come from 2 environments" in mixed
-    assert_complete(mixed)
+    one = batch_table.protocol_text(study([EPYC] * 3, [EPYC] * 3))
+    assert one.endswith(f"seeds [0, 1, 2]. Environments (points): {EPYC_LINE} (6).")
+    mixed = batch_table.protocol_text(study([EPYC] * 3, [XEON] * 3))
+    assert mixed.endswith(f"{EPYC_LINE} (3); {XEON_LINE} (3).")
+    assert "Mixed environments (2)" in mixed
 
 
 def test_each_comparison_names_its_environments_and_flags_a_mixed_one():
-    same = analysis.analyse(study([XEON] * 3, [XEON] * 3))["comparisons"][0]
-    assert same["environments"] == f"Environment: 6 points from {XEON_LINE}."
-    mixed = analysis.analyse(study([EPYC] * 3, [XEON, EPYC, XEON]))["comparisons"][0]
+    same = verdicts.analyse(study([XEON] * 3, [XEON] * 3))["comparisons"][0]
+    assert same["environments"] == f"Environments (points): {XEON_LINE} (6)."
+    mixed = verdicts.analyse(study([EPYC] * 3, [XEON, EPYC, XEON]))["comparisons"][0]
     assert mixed["environments"] == environments.mixed_line(
         study([EPYC] * 3, [XEON, EPYC, XEON]))
-    assert "4 points from " + EPYC_LINE in mixed["environments"]
-    md = analysis.analysis_markdown(
-        analysis.analyse(study([EPYC] * 3, [XEON, EPYC, XEON])))
-    assert md.count("These points come from 2 environments") == 1
-    assert f"2 points from {XEON_LINE}" in md
+    assert f"{EPYC_LINE} (4)" in mixed["environments"]
