@@ -20,6 +20,9 @@ from experiments.records import CasRecipe, CasScore
 IMAGE_SHAPE = (32, 32, 1)  # the recipe's architecture (Fashion-MNIST at 32x32)
 NUM_CLASSES = 10
 RECIPE = CasRecipe()  # the recipe the study reports
+# The one architecture implemented (RECIPE.architecture): the shipped classifier's layers at
+# half its width, which trains 2-3x faster here (a CAS costs under a minute on 2 cores).
+CHANNELS = (16, 32, 64)
 
 
 class CasError(ValueError):
@@ -63,10 +66,12 @@ def train_and_test(x_train, y_train, x_test, y_test, recipe: CasRecipe,
 
     from experiments.evaluation.classifiers import fashion_mnist
 
+    if recipe.architecture != RECIPE.architecture:
+        raise CasError(f"CAS: only the architecture {RECIPE.architecture!r} is implemented")
     x_train, y_train = check_images(x_train, y_train, "training set", num_classes)
     x_test, y_test = check_images(x_test, y_test, "test set", num_classes)
     keras.utils.set_random_seed(recipe.seed)
-    model = fashion_mnist.build_model()
+    model = fashion_mnist.build_model(CHANNELS)
     trainable = keras.Model(model.input, model.output["logits"])
     steps = recipe.epochs * int(np.ceil(len(x_train) / recipe.batch_size))
     schedule = keras.optimizers.schedules.CosineDecay(recipe.learning_rate, decay_steps=steps)

@@ -75,18 +75,21 @@ class RealSide:
     (cached here)."""
 
     def __init__(self, data_cfg, eval_cfg, classifier, cache_dir=None,
-                 held_out_split: str = HELD_OUT_SPLIT):
+                 held_out_split: str = HELD_OUT_SPLIT, train_count: int | None = None,
+                 test_count: int | None = None):
+        """`train_count`, `test_count`: the first images of each split (default: all)."""
         self.data_cfg, self.eval_cfg, self.classifier = data_cfg, eval_cfg, classifier
         self.cache_dir = cache_dir or reference_stats.default_cache_dir()
         self.train_split, self.held_out_split = data_cfg.train_split, held_out_split
+        self.train_count, self.test_count = train_count, test_count
 
     @functools.cached_property
     def train(self) -> tuple[np.ndarray, np.ndarray]:
-        return real_arrays(self.data_cfg, self.train_split)
+        return real_arrays(self.data_cfg, self.train_split, self.train_count)
 
     @functools.cached_property
     def test(self) -> tuple[np.ndarray, np.ndarray]:
-        return real_arrays(self.data_cfg, self.held_out_split)
+        return real_arrays(self.data_cfg, self.held_out_split, self.test_count)
 
     def _stats(self, split: str, count: int):
         return reference_stats.reference_statistics(
@@ -152,6 +155,7 @@ def cache_key(side: RealSide, eval_cfg, stand_in_split: str, cas_recipe: CasReci
                 kid_subsets=eval_cfg.kid_subsets, seed=eval_cfg.seed,
                 cas_recipe=None if cas_recipe is None else cas_recipe.to_dict(),
                 memorisation_percentile=percentile, held_out_split=side.held_out_split,
+                train_count=side.train_count, test_count=side.test_count,
                 knn_dtype=np.dtype(conditional.DISTANCE_DTYPE).name)
 
 
