@@ -83,7 +83,6 @@ def train_and_test(x_train, y_train, x_test, y_test, recipe: CasRecipe,
                             epochs=recipe.epochs, shuffle=True, verbose=0)
     train_time = time.perf_counter() - t0
     logits = trainable.predict(x_test, batch_size=500, verbose=0)
-    keras.backend.clear_session(free_memory=True)
     scores = conditional_accuracy(logits, y_test, num_classes)
     return dict(scores, n_train=len(x_train), n_test=len(x_test),
                 train_accuracy_last_epoch=float(history.history["accuracy"][-1]),

@@ -58,7 +58,7 @@ def real_arrays(data_cfg, split: str, count: int | None = None,
 def _split_eval(eval_cfg, split: str, count: int):
     """`eval_cfg` with another reference split and count (for reference_stats' cache)."""
     return dataclasses.replace(eval_cfg, protocol="custom", reference_split=split,
-                               num_real=count)
+                               num_real=count, batch_size=500)  # 500 divides the split sizes
 
 
 def _cache_file(cache_dir, kind: str, key: dict, suffix: str) -> Path:
@@ -167,8 +167,7 @@ def compute(side: RealSide, eval_cfg, stand_in_split: str | None = None,
     data_cfg, clf = side.data_cfg, side.classifier
     stand_in_split = stand_in_split or OTHER_SPLIT[eval_cfg.reference_split]
     reference = reference_stats.reference_statistics(data_cfg, eval_cfg, clf, side.cache_dir)
-    images, labels = real_arrays(data_cfg, stand_in_split, eval_cfg.num_fake,
-                                 eval_cfg.batch_size)
+    images, labels = real_arrays(data_cfg, stand_in_split, eval_cfg.num_fake)
     logits, features = clf.activations(images, batch_size=eval_cfg.batch_size)
     raw = scoring.score_activations(logits, features, reference.features, eval_cfg)
     raw.update(scoring.recognisability(
@@ -176,8 +175,7 @@ def compute(side: RealSide, eval_cfg, stand_in_split: str | None = None,
         data_cfg.name, data_cfg.classes or 0))
     protocol = scoring.protocol_record(eval_cfg, clf, len(logits), len(reference.features),
                                        dataset=data_cfg.name, resolution=data_cfg.resolution)
-    ref_images, _ = real_arrays(data_cfg, eval_cfg.reference_split, eval_cfg.num_real,
-                                eval_cfg.batch_size)
+    ref_images, _ = real_arrays(data_cfg, eval_cfg.reference_split, eval_cfg.num_real)
     ref_logits, _ = clf.activations(ref_images, batch_size=eval_cfg.batch_size)
     ref_is = metrics.inception_score(ref_logits, splits=eval_cfg.is_splits)
     ceiling = None if cas_recipe is None else cas.real_ceiling(

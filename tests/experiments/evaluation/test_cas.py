@@ -55,6 +55,7 @@ def test_first_per_class_takes_the_first_of_each_class_in_order():
         cas.first_per_class(labels, 4, 3)
 
 
+@pytest.mark.slow
 def test_ceiling_is_a_record_of_the_recipe(ceiling):
     assert ceiling.trained_on == "train" and ceiling.recipe == RECIPE
     assert ceiling.n_train == 2000 and ceiling.n_test == 2000
@@ -79,6 +80,7 @@ def test_cas_of_shuffled_labels_is_chance(fashion):
     assert abs(score.accuracy - 0.1) <= 0.05, score.accuracy  # 10 balanced classes
 
 
+@pytest.mark.slow
 def test_same_recipe_same_score(fashion, ceiling):
     again = cas.real_ceiling(*fashion, RECIPE)
     assert again.accuracy == ceiling.accuracy
