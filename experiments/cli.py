@@ -162,6 +162,44 @@ def cmd_reference_stats(args):
     return 0
 
 
+def cmd_robustness(args):
+    """CAS and the memorisation check of each point, cached in its record (resumable)."""
+    from experiments.running import run_dir as run_dir_lib
+    cfgs = [run_dir_lib.require_config(r) for r in args.run]  # all checked before TensorFlow
+    for r in args.run:
+        run_dir_lib.require_record(r)
+    want_cas, want_mem = (args.cas or not args.memorisation), (args.memorisation or not args.cas)
+    from experiments.evaluation import classifiers, real_row, robustness
+    from replication.startup import start_replicator
+    replicator = start_replicator("default")
+    sides = {}
+    for run, cfg in zip(args.run, cfgs, strict=True):
+        if args.classifier:
+            cfg = cfg.with_overrides({"eval.classifier": args.classifier})
+        name = (cfg.data, cfg.eval.classifier, cfg.eval.inception_path)
+        if name not in sides:
+            sides[name] = real_row.RealSide(cfg.data, cfg.eval, classifiers.load_classifier(
+                cfg.eval), args.cache_dir)
+        lock.lock_dir(run, args.invocation, "--run")
+        try:
+            keys = robustness.score_point(run, sides[name], replicator, want_cas, want_mem)
+        finally:
+            lock.unlock_dir(run)
+        print(f"{run}: " + (f"wrote {', '.join(keys)}" if keys else "cached, skipped"),
+              flush=True)
+    return 0
+
+
+def cmd_real_row(args):
+    """The real-data row of a protocol and extractor (computed once, then cached)."""
+    cfg = _config_from_args(args)
+    from experiments.evaluation import classifiers, real_row
+    side = real_row.RealSide(cfg.data, cfg.eval, classifiers.load_classifier(cfg.eval),
+                             args.cache_dir)
+    print(json.dumps(real_row.real_row(side, cfg.eval).to_dict(), indent=2))
+    return 0
+
+
 def cmd_prepare_data(args):
     cfg = _config_from_args(args, check_data=False)  # the data may not be there yet
     from experiments import data
@@ -265,6 +303,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(p)
     p.add_argument("--cache-dir")
     p.set_defaults(func=cmd_reference_stats)
+
+    p = sub.add_parser("robustness", help="CAS and the memorisation check of finished points "
+                       "(into their metrics.json; cached points are skipped)")
+    p.add_argument("--run", nargs="+", required=True, help="point directories")
+    p.add_argument("--cas", action="store_true", help="only CAS (default: both)")
+    p.add_argument("--memorisation", action="store_true", help="only memorisation")
+    p.add_argument("--classifier", choices=config_lib.CLASSIFIERS,
+                   help="the extractor of the memorisation features (the point's)")
+    p.add_argument("--cache-dir", help="real-data cache (that of reference-stats)")
+    p.set_defaults(func=cmd_robustness)
+
+    p = sub.add_parser("real-row", help="every metric with real training images in the "
+                       "generator's place: the ceilings of the tables (cached)")
+    _add_config_args(p)
+    p.add_argument("--cache-dir", help="(that of reference-stats)")
+    p.set_defaults(func=cmd_real_row)
 
     p = sub.add_parser("prepare-data", help="check or prepare a dataset")
     _add_config_args(p)

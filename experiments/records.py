@@ -17,6 +17,7 @@ to the point directory, so committed results hold no machine paths.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
 import math
@@ -117,6 +118,128 @@ class Scores(_Record):
     # the gradient noise scale's smoothed B_simple for D and G at this step (NoiseScale says how)
     b_simple_d: float | None = None
     b_simple_g: float | None = None
+
+
+@dataclass(frozen=True)
+class CasRecipe(_Record):
+    """The fixed recipe of a Classification Accuracy Score (Ravuri & Vinyals, arXiv 1905.10887):
+    a classifier trained only on `per_class` images of every class, tested on the real
+    `test_split`. Every field changes the score, so all of them make its key."""
+    per_class: int = 1000
+    epochs: int = 3
+    batch_size: int = 128
+    learning_rate: float = 2e-3
+    seed: int = 0  # weights' initialisation, dropout and the data order
+    sample_seed: int = 1234  # the generator's latents
+    architecture: str = ("the shipped Fashion-MNIST classifier's CNN at half width, fresh "
+                         "weights: 3 x (conv3x3-BN-ReLU-maxpool, 16/32/64), dropout 0.3, "
+                         "dense 128, dropout 0.3, dense 10")
+    optimizer: str = "adam, cosine decay to 0, sparse softmax cross-entropy"
+    augmentation: str = "none"
+    test_split: str = "test"
+
+    def __post_init__(self):
+        for name in ("per_class", "epochs", "batch_size"):
+            if getattr(self, name) < 1:
+                raise RecordError(f"CAS recipe: {name} must be >= 1, got {getattr(self, name)}")
+        if not self.learning_rate > 0:
+            raise RecordError(f"CAS recipe: learning_rate must be > 0, got {self.learning_rate}")
+
+    @property
+    def key(self) -> str:
+        """Names the recipe in PointRecord.cas: its counts and schedule, and a digest of all."""
+        digest = hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:8]
+        return (f"cas_{self.per_class}pc_e{self.epochs}_b{self.batch_size}_s{self.seed}_"
+                f"z{self.sample_seed}_{digest}")
+
+
+@dataclass(frozen=True)
+class CasScore(_Record):
+    """A CAS: top-1 of a `recipe` classifier on the real test split, overall and per class.
+    `trained_on` is 'generated' (a point's generator, sampled in BN mode `bn_mode`) or the real
+    split that gives the ceiling ('train': the first `per_class` images of each class)."""
+    recipe: CasRecipe
+    trained_on: str
+    accuracy: float
+    per_class_accuracy: list[float]
+    n_train: int
+    n_test: int
+    train_accuracy_last_epoch: float
+    train_time_s: float
+    wall_time_s: float
+    bn_mode: str | None = None
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class NearestPair(_Record):
+    """A generated image (index in the sampled set) and its nearest training image."""
+    generated_index: int
+    train_index: int
+    distance: float
+    label: int | None = None  # the class the generated image was conditioned on
+
+
+@dataclass(frozen=True)
+class MemorisationScore(_Record):
+    """How close generated images come to the training set, against real held-out images.
+
+    Exact nearest-neighbour L2 distances in `space` ('pixels': [-1, 1] images; else a
+    classifier's features) from `n_generated` generated images and from `n_test` real test
+    images to the `n_train` training images. `threshold` is the `percentile`-th percentile of
+    the test images' distances; `fraction_closer` the share of generated images nearer than it
+    (~percentile/100 when they are as close to the training set as unseen real images are,
+    ~1 when they copy it). `closest` holds the closest pairs, nearest first."""
+    space: str
+    classifier: str | None
+    classifier_version: str | None
+    n_generated: int
+    n_test: int
+    n_train: int
+    percentile: float
+    threshold: float
+    fraction_closer: float
+    generated_median: float
+    test_median: float
+    closest: list[NearestPair]
+    seed: int
+    bn_mode: str | None
+    wall_time_s: float
+    step: int | None = None
+
+    @staticmethod
+    def key_for(space: str, classifier_version: str | None, n_generated: int,
+                percentile: float, seed: int, bn_mode: str | None) -> str:
+        where = space if classifier_version is None else f"{space}@{classifier_version[:12]}"
+        return f"{where}/n{n_generated}/p{percentile:g}/seed{seed}/{bn_mode}"
+
+    @property
+    def key(self) -> str:
+        return self.key_for(self.space, self.classifier_version, self.n_generated,
+                            self.percentile, self.seed, self.bn_mode)
+
+
+@dataclass(frozen=True)
+class RealRow(_Record):
+    """Every metric of the tables with real images in the generator's place: the first
+    `scores.n_fake` images of `stand_in_split` scored under the protocol (against the
+    reference split, as generated samples are), so each table row has its ceiling beside it.
+    `reference_is_*`: the reference split's own IS; `self_fid`: the reference against itself
+    (0 up to rounding: the floor of FID). `cas_ceiling`: the CAS recipe trained on real
+    training images. `memorisation_threshold` / `memorisation_test_median`: per space, the
+    percentile (`memorisation_percentile`) and median of the real test images' distances to
+    the nearest training image."""
+    cache_key: dict
+    stand_in_split: str
+    scores: Scores
+    reference_is_mean: float
+    reference_is_std: float
+    self_fid: float
+    cas_ceiling: CasScore | None
+    memorisation_percentile: float
+    memorisation_threshold: dict[str, float]
+    memorisation_test_median: dict[str, float]
+    wall_time_s: float
 
 
 @dataclass(frozen=True)
@@ -221,6 +344,10 @@ class PointRecord(_Record):
     stopped_at: int | None = None
     # the environment of each run of the point, in order (empty in records made before)
     environments: list[Environment] = field(default_factory=list)
+    # Classification Accuracy Scores of the final generator, keyed by CasRecipe.key
+    cas: dict[str, CasScore] = field(default_factory=dict)
+    # memorisation checks of the final generator, keyed by MemorisationScore.key
+    memorisation: dict[str, MemorisationScore] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.status not in FINISHED:

@@ -59,7 +59,7 @@ def test_bad_input_gives_one_line_errors(argv, message, tmp_path):
 
 @pytest.mark.parametrize("command", ["sweep", "train", "evaluate", "sample", "export",
                                      "report", "reference-stats", "prepare-data",
-                                     "train-classifier"])
+                                     "train-classifier", "robustness", "real-row"])
 def test_every_subcommand_is_there(command, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([command, "--help"])

@@ -184,3 +184,23 @@ def test_interruptions_accumulate_across_runs_and_default_to_none(tmp_path, capl
     with caplog.at_level(logging.WARNING):
         assert records.read_interruptions(str(tmp_path))["preempted_at"] == []
     assert "corrupt" in caplog.text
+
+
+def test_cas_and_memorisation_scores_round_trip_in_a_point_record():
+    from experiments.records import CasRecipe, CasScore, MemorisationScore, NearestPair
+    recipe = CasRecipe()
+    cas = CasScore(recipe=recipe, trained_on="generated", accuracy=0.61,
+                   per_class_accuracy=[0.5] * 10, n_train=10_000, n_test=10_000,
+                   train_accuracy_last_epoch=0.9, train_time_s=40.0, wall_time_s=50.0,
+                   bn_mode="batch", step=1000)
+    mem = MemorisationScore(
+        space="pixels", classifier=None, classifier_version=None, n_generated=5000,
+        n_test=10_000, n_train=60_000, percentile=5.0, threshold=3.9, fraction_closer=0.04,
+        generated_median=7.5, test_median=6.9, closest=[NearestPair(3, 17, 2.5, 4)],
+        seed=1234, bn_mode="batch", wall_time_s=20.0, step=1000)
+    record = PointRecord.from_dict(raw_record()).replace(cas={recipe.key: cas},
+                                                         memorisation={mem.key: mem})
+    back = PointRecord.from_dict(json.loads(json.dumps(record.to_dict())))
+    assert back == record and back.cas[recipe.key].recipe.epochs == 3
+    assert list(back.memorisation) == ["pixels/n5000/p5/seed1234/batch"]
+    assert PointRecord.from_dict(raw_record()).cas == {}  # records from before: empty

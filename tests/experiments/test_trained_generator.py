@@ -87,3 +87,29 @@ def test_sample_refuses_a_directory_without_weights(tmp_path, capsys):
     assert main(["sample", "--run", str(tmp_path / "empty"), "--out",
                  str(tmp_path / "x.png")]) == 2
     assert "config.json is missing" in capsys.readouterr().err
+
+
+def test_robustness_scores_a_point_once_and_skips_it_after(point, tmp_path):
+    """CAS and the memorisation check go into the record under their keys; a second call
+    finds them there and does nothing (small recipe, counts and real side)."""
+    from experiments.config import DataConfig, EvalConfig
+    from experiments.evaluation import real_row, robustness
+    from experiments.evaluation.classifiers import fashion_mnist
+    from experiments.records import CasRecipe
+    from replication.startup import start_replicator
+    copy = tmp_path / "point"
+    shutil.copytree(point, copy, ignore=shutil.ignore_patterns("checkpoints", "tensorboard"))
+    side = real_row.RealSide(DataConfig(), EvalConfig(), fashion_mnist.load(), tmp_path,
+                             train_count=1000, test_count=300)
+    recipe = CasRecipe(per_class=5, epochs=1)
+    args = (str(copy), side, start_replicator("default"), True, True, recipe, 40)
+    keys = robustness.score_point(*args)
+    record = records.read_record(str(copy))
+    assert keys == [recipe.key, *record.memorisation] and len(record.memorisation) == 2
+    assert record.cas[recipe.key].n_train == 50 and record.cas[recipe.key].n_test == 300
+    pixels = record.memorisation["pixels/n40/p5/seed1234/batch"]
+    assert pixels.n_generated == 40 and pixels.n_train == 1000 and pixels.n_test == 300
+    assert (copy / "samples" / "closest_pairs_pixels.png").exists()
+    assert (copy / "samples" / "closest_pairs_fashion_mnist_classifier.pdf").exists()
+    assert robustness.score_point(*args) == []
+    assert records.read_record(str(copy)) == record

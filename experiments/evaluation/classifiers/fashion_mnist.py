@@ -45,7 +45,7 @@ def record_path(weights_path: str | os.PathLike) -> Path:
     return Path(weights_path).with_suffix(".json")
 
 
-def build_model():
+def build_model(channels: tuple[int, ...] = CHANNELS):
     """CNN: 3 x (conv3x3-BN-ReLU-maxpool), dense 128 (the features), dense 10 (the logits).
 
     Outputs {"logits", "features"}; `features` are the penultimate layer's 128 units *before*
@@ -58,7 +58,7 @@ def build_model():
 
     images = keras.Input(IMAGE_SHAPE, name="images")
     x = images
-    for i, ch in enumerate(CHANNELS):
+    for i, ch in enumerate(channels):
         x = layers.Conv2D(ch, 3, padding="same", use_bias=False, name=f"conv{i}")(x)
         x = layers.BatchNormalization(name=f"bn{i}")(x)
         x = layers.ReLU(name=f"relu{i}")(x)
