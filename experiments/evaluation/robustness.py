@@ -48,7 +48,7 @@ def score_point(run_dir: str, side, replicator, want_cas: bool = True,
                 want_memorisation: bool = True, recipe: CasRecipe = cas.RECIPE,
                 n_generated: int = N_GENERATED) -> list[str]:
     """Score what the point lacks; returns the keys written ([] when all were cached)."""
-    from experiments import toolbox
+    from experiments import trained_generator
     from experiments.running import run_dir as run_dir_lib
 
     cfg = run_dir_lib.require_config(run_dir)
@@ -58,7 +58,7 @@ def score_point(run_dir: str, side, replicator, want_cas: bool = True,
     if not any(todo.values()):
         log.info("%s: CAS and memorisation already in its record; skipped", run_dir)
         return []
-    loaded = toolbox.load_generator(run_dir, replicator)
+    loaded = trained_generator.load_generator(run_dir, replicator)
     ev, written = cfg.eval, []
     if todo["cas"]:
         score = cas.score_generator(loaded.sampler, side.test, recipe, ev.bn_mode,
