@@ -315,6 +315,8 @@ def _test_sh_errors(args: list[str]) -> list[str]:
 SCRIPTS_WITHOUT_FORWARDING = {
     "scripts/test.sh": _test_sh_errors,
     "scripts/setup.sh": lambda args: [f"scripts/setup.sh takes no arguments: {args}"] * bool(args),
+    "scripts/lock.sh": lambda args: [f"scripts/lock.sh takes only --upgrade: {args}"]
+        * (args not in ([], ["--upgrade"])),
     "scripts/render_notebook.sh":
         lambda args: [f"scripts/render_notebook.sh takes no arguments: {args}"] * bool(args),
     # cluster examples: the commands inside them are dry-parsed by
