@@ -7,9 +7,9 @@
 # >= 3.11; the versions every committed number was made with), then the suite itself without
 # dependencies. SNGAN_UNPINNED=1 installs the newest releases within setup.cfg's ranges instead
 # (other platforms, Python 3.10, GPU users adding tensorflow[and-cuda]); it leaves the marker
-# .sngan-unpinned in the environment, so tests/test_lock.py skips rather than fails there.
+# .sngan-unpinned in the environment, where tests/test_requirements_lock.py skips, not fails.
 # Packages are reinstalled only when the lock, setup.cfg, pyproject.toml or the mode change.
-if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+if (return 0 2>/dev/null); then  # sourced: return before any shell option is set
   echo "[setup] run scripts/setup.sh with bash, do not source it (nothing was done)" >&2
   return 1
 fi

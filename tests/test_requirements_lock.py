@@ -9,6 +9,7 @@ from __future__ import annotations
 import configparser
 import dataclasses
 import importlib.metadata
+import os
 import pathlib
 import re
 import subprocess
@@ -74,14 +75,27 @@ def installed_version(name: str) -> str | None:
         return None
 
 
-def declared_requirements() -> list[Requirement]:
+def declared_requirements(setup_cfg: str) -> list[Requirement]:
     """setup.cfg's install_requires and its `test` extra: the default install."""
     cfg = configparser.ConfigParser()
-    cfg.read(ROOT / "setup.cfg")
+    cfg.read_string(setup_cfg)
     lines = cfg["options"]["install_requires"].splitlines() \
         + cfg["options.extras_require"]["test"].splitlines()
     return [Requirement(line) for line in (ln.strip() for ln in lines)
             if line and not line.startswith("#")]
+
+
+def unlocked(requirements: list[Requirement], pins: list[Pin]) -> list[str]:
+    """One line per requirement the lock lacks or pins outside its range."""
+    locked = {pin.name: pin.version for pin in pins if pin.applies()}
+    problems = []
+    for req in requirements:
+        name = canonicalize_name(req.name)
+        if name not in locked:
+            problems.append(f"{name} not in the lock")
+        elif not req.specifier.contains(locked[name], prereleases=True):
+            problems.append(f"{name} {locked[name]} outside {req.specifier}")
+    return problems
 
 
 PINS = read_lock(LOCK.read_text())
@@ -93,7 +107,8 @@ def test_this_environment_has_exactly_the_locked_versions():
         pytest.skip("unpinned install (SNGAN_UNPINNED=1): "
                     + ("; ".join(found) if found else "every version equals the lock"))
     assert not found, (f"{len(found)} installed versions differ from requirements/lock.txt "
-                       f"(run scripts/setup.sh): " + "; ".join(found))
+                       f"(reinstall: rm {sys.prefix}/.sngan-installed; bash scripts/setup.sh): "
+                       + "; ".join(found))
 
 
 def test_the_lock_pins_the_stack_every_committed_number_was_made_with():
@@ -104,15 +119,7 @@ def test_the_lock_pins_the_stack_every_committed_number_was_made_with():
 
 def test_every_declared_requirement_is_locked_within_its_range():
     """A setup.cfg change without `scripts/lock.sh` fails here, before any install."""
-    locked = {pin.name: pin.version for pin in PINS if pin.applies()}
-    problems = []
-    for req in declared_requirements():
-        name = canonicalize_name(req.name)
-        if name not in locked:
-            problems.append(f"{name} not in the lock")
-        elif not req.specifier.contains(locked[name], prereleases=True):
-            problems.append(f"{name} {locked[name]} outside {req.specifier}")
-    assert not problems, "; ".join(problems)
+    assert unlocked(declared_requirements((ROOT / "setup.cfg").read_text()), PINS) == []
 
 
 def test_every_locked_package_has_hashes_and_one_version_here():
@@ -156,6 +163,13 @@ def test_mismatches_name_each_wrong_or_missing_package_and_skip_other_platforms(
         "alpha 1.1 (lock 1.0)", "beta-pkg not installed (lock 2.0.1)"]
 
 
+def test_a_range_the_lock_breaks_or_a_package_it_lacks_is_named():
+    cfg = (ROOT / "setup.cfg").read_text().replace("tensorflow>=2.16,<2.22", "tensorflow>=2.22") \
+        .replace("    numpy\n", "    numpy\n    no-such-package\n")
+    assert unlocked(declared_requirements(cfg), PINS) == [
+        "tensorflow 2.21.0 outside >=2.22", "no-such-package not in the lock"]
+
+
 # ---- scripts/setup.sh is run, never sourced ------------------------------------------------
 
 def test_sourcing_setup_sh_changes_no_shell_option_and_does_nothing(tmp_path):
@@ -166,4 +180,27 @@ def test_sourcing_setup_sh_changes_no_shell_option_and_does_nothing(tmp_path):
     before, after, rc = result.stdout.split()
     assert (after, rc) == (before, "1")
     assert "do not source it" in result.stderr
+    assert not (tmp_path / "venv").exists()
+
+
+def _run_setup(tmp_path, **env):
+    return subprocess.run(["bash", str(ROOT / "scripts" / "setup.sh")], capture_output=True,
+                          text=True, timeout=30,
+                          env={**os.environ, "SNGAN_VENV": str(tmp_path / "venv"), **env})
+
+
+def test_setup_refuses_the_lock_on_python_3_10_and_installs_nothing(tmp_path):
+    fake = tmp_path / "venv" / "bin" / "python"  # answers like Python 3.10 would
+    fake.parent.mkdir(parents=True)
+    fake.write_text('#!/bin/sh\n[ "$1" = -V ] && echo "Python 3.10.13"\nexit 1\n')
+    fake.chmod(0o755)
+    result = _run_setup(tmp_path, SNGAN_UNPINNED="0")
+    assert result.returncode == 1
+    assert "needs Python >= 3.11" in result.stderr and "Python 3.10.13" in result.stderr
+    assert sorted(p.name for p in (tmp_path / "venv").iterdir()) == ["bin"]
+
+
+def test_setup_rejects_an_unknown_unpinned_value(tmp_path):
+    result = _run_setup(tmp_path, SNGAN_UNPINNED="yes")
+    assert result.returncode == 1 and "SNGAN_UNPINNED must be 0 or 1" in result.stderr
     assert not (tmp_path / "venv").exists()
