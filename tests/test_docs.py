@@ -286,6 +286,8 @@ SCRIPTS_WITHOUT_FORWARDING = {
     "scripts/setup.sh": lambda args: [f"scripts/setup.sh takes no arguments: {args}"] * bool(args),
     "scripts/study_v5.sh": lambda args: [f"scripts/study_v5.sh takes only --dry-run: {args}"]
     * bool(set(args) - {"--dry-run"}),
+    "scripts/lock.sh": lambda args: [f"scripts/lock.sh takes only --upgrade: {args}"]
+        * (args not in ([], ["--upgrade"])),
     "scripts/render_notebook.sh":
         lambda args: [f"scripts/render_notebook.sh takes no arguments: {args}"] * bool(args),
     # cluster examples: the commands inside them are dry-parsed by
