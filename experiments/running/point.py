@@ -94,10 +94,14 @@ def summary(record: PointRecord) -> str:
 
 
 def _devices(replicator) -> list[str]:
+    """The replicas' devices; the process's logical devices under the default strategy, which
+    does not list them."""
     try:
         return [str(d) for d in replicator.strategy.extended.worker_devices]
-    except (AttributeError, RuntimeError, ValueError):
-        return []
+    except (AttributeError, RuntimeError, ValueError, NotImplementedError):
+        import tensorflow as tf
+
+        return [d.name for d in tf.config.list_logical_devices()]
 
 
 def run_point(cfg: RunConfig, run_dir: str, replicator, evaluator, **labels) -> PointRecord:
