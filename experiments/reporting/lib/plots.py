@@ -4,15 +4,12 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from experiments import grids  # noqa: E402
-from experiments.class_names import class_name  # noqa: E402
-from experiments.records import Point  # noqa: E402
+from experiments import grids
+from experiments.class_names import class_name
+from experiments.pyplot import plt
+from experiments.records import Point
 
 
 def plot_vs_batch(rows, path):

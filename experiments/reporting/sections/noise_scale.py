@@ -14,17 +14,14 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-import matplotlib
 import matplotlib.ticker
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from experiments import grids, records, sweep_files  # noqa: E402
-from experiments.records import Point  # noqa: E402
-from experiments.reporting.lib import placement as pl  # noqa: E402
-from experiments.reporting.sections import time_to_target as ttt  # noqa: E402
-from sngan.noise_scale import PLAYERS, predicted_critical_batch  # noqa: E402
+from experiments import grids, records, sweep_files
+from experiments.pyplot import plt
+from experiments.records import Point
+from experiments.reporting.lib import placement as pl
+from experiments.reporting.sections import time_to_target as ttt
+from sngan.noise_scale import PLAYERS, predicted_critical_batch
 
 KEY, ORDER = "noise_scale", 70
 RUNS_DIR = sweep_files.NOISE_SCALE_RUNS  # SWEEP/noise_scale/*.json: saved noise-scale runs
