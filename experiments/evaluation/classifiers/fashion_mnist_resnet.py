@@ -47,7 +47,7 @@ BLOCKS_PER_STAGE = 1
 FEATURE_DIM = 128
 FEATURE_LAYER = "dense_features (128 units after global average pooling, before ReLU)"
 TRAIN_COMMAND = "python -m experiments train-classifier --classifier fashion_mnist_resnet"
-DEFAULT_EPOCHS = 8
+DEFAULT_EPOCHS = 4  # 92.23% test accuracy, 10 min on a 2-core AVX2 CPU
 DEFAULT_SEED = 1  # the first classifier's is 0: another initialisation and data order
 RECIPE = dict(batch_size=128, learning_rate=0.05, momentum=0.9, weight_decay=5e-4)
 

@@ -124,7 +124,8 @@ def test_config_and_reference_stats_accept_it(resnet, shipped, tmp_path):
                                                                           resnet.version)
     first = reference_stats.cache_path(tmp_path, reference_stats.cache_key(
         DataConfig(), eval_cfg, shipped))
-    assert "fashion_mnist_resnet" in os.path.basename(stats.path) and str(first) != stats.path
+    assert "fashion-mnist-resnet" in os.path.basename(stats.path)  # the name, slugified
+    assert str(first) != stats.path
 
 
 def test_weights_file_is_byte_reproducible_and_round_trips(tmp_path):
