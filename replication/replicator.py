@@ -156,7 +156,10 @@ class Replicator:
         """Sum or mean of a per-replica tensor (or nest) over replicas, e.g. for logging."""
         if op not in _REDUCE_OPS:
             raise ValueError(f"reduce op must be one of {tuple(_REDUCE_OPS)}, got {op!r}")
-        return self.strategy.reduce(_REDUCE_OPS[op], per_replica, axis=None)
+        # leaf by leaf: MultiWorkerMirroredStrategy packs a nest into one all-reduce, which
+        # fails for tensors of different ranks (TF 2.21: "Shapes must be equal rank")
+        return tf.nest.map_structure(
+            lambda v: self.strategy.reduce(_REDUCE_OPS[op], v, axis=None), per_replica)
 
     def gather(self, per_replica, axis: int = 0):
         """Concatenate per-replica results along `axis` in replica order (all workers).

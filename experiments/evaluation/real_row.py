@@ -31,7 +31,14 @@ from pathlib import Path
 import numpy as np
 
 from common import files
-from experiments.evaluation import cas, conditional, memorisation, metrics, reference_stats, scoring
+from experiments.evaluation import (
+    cas,
+    fidelity_diversity,
+    memorisation,
+    metrics,
+    reference_stats,
+    scoring,
+)
 from experiments.records import CasRecipe, RealRow, RecordError, Scores
 
 log = logging.getLogger(__name__)
@@ -156,7 +163,7 @@ def cache_key(side: RealSide, eval_cfg, stand_in_split: str, cas_recipe: CasReci
                 cas_recipe=None if cas_recipe is None else cas_recipe.to_dict(),
                 memorisation_percentile=percentile, held_out_split=side.held_out_split,
                 train_count=side.train_count, test_count=side.test_count,
-                knn_dtype=np.dtype(conditional.DISTANCE_DTYPE).name)
+                knn_dtype=np.dtype(fidelity_diversity.DISTANCE_DTYPE).name)
 
 
 def compute(side: RealSide, eval_cfg, stand_in_split: str | None = None,
@@ -171,7 +178,8 @@ def compute(side: RealSide, eval_cfg, stand_in_split: str | None = None,
     logits, features = clf.activations(images, batch_size=eval_cfg.batch_size)
     raw = scoring.score_activations(logits, features, reference.features, eval_cfg)
     raw.update(scoring.recognisability(
-        logits, features, labels, reference, conditional.RealManifold(reference.features), clf,
+        logits, features, labels, reference,
+        fidelity_diversity.RealManifold(reference.features), clf,
         data_cfg.name, data_cfg.classes or 0))
     protocol = scoring.protocol_record(eval_cfg, clf, len(logits), len(reference.features),
                                        dataset=data_cfg.name, resolution=data_cfg.resolution)
