@@ -71,7 +71,7 @@ def train_and_test(x_train, y_train, x_test, y_test, recipe: CasRecipe,
     x_train, y_train = check_images(x_train, y_train, "training set", num_classes)
     x_test, y_test = check_images(x_test, y_test, "test set", num_classes)
     keras.utils.set_random_seed(recipe.seed)
-    model = fashion_mnist.build_model(CHANNELS)
+    model = fashion_mnist.build_model(CHANNELS, recipe.bn_momentum)
     trainable = keras.Model(model.input, model.output["logits"])
     steps = recipe.epochs * int(np.ceil(len(x_train) / recipe.batch_size))
     schedule = keras.optimizers.schedules.CosineDecay(recipe.learning_rate, decay_steps=steps)

@@ -45,7 +45,7 @@ def record_path(weights_path: str | os.PathLike) -> Path:
     return Path(weights_path).with_suffix(".json")
 
 
-def build_model(channels: tuple[int, ...] = CHANNELS):
+def build_model(channels: tuple[int, ...] = CHANNELS, bn_momentum: float = 0.99):
     """CNN: 3 x (conv3x3-BN-ReLU-maxpool), dense 128 (the features), dense 10 (the logits).
 
     Outputs {"logits", "features"}; `features` are the penultimate layer's 128 units *before*
@@ -60,7 +60,7 @@ def build_model(channels: tuple[int, ...] = CHANNELS):
     x = images
     for i, ch in enumerate(channels):
         x = layers.Conv2D(ch, 3, padding="same", use_bias=False, name=f"conv{i}")(x)
-        x = layers.BatchNormalization(name=f"bn{i}")(x)
+        x = layers.BatchNormalization(momentum=bn_momentum, name=f"bn{i}")(x)
         x = layers.ReLU(name=f"relu{i}")(x)
         x = layers.MaxPooling2D(name=f"pool{i}")(x)
     x = layers.Flatten(name="flatten")(x)

@@ -43,7 +43,9 @@ def side(tmp_path):
 
 def test_a_set_against_itself_has_fid_zero(side):
     row = real_row.compute(side, EVAL, stand_in_split="test", cas_recipe=None)
-    assert abs(row.scores.fid) < 1e-6 and abs(row.self_fid) < 1e-6
+    # TF-GAN's matrix square root leaves rounding of order 1e-5 on 300 x 128 features (measured
+    # 9.0e-6 here), four orders below the train-vs-test FID of the same sizes (0.28)
+    assert abs(row.scores.fid) < 1e-4 and abs(row.self_fid) < 1e-4
     assert row.scores.precision == 1.0 and row.scores.recall == 1.0
     assert row.scores.is_mean == pytest.approx(row.reference_is_mean)
 
@@ -51,7 +53,7 @@ def test_a_set_against_itself_has_fid_zero(side):
 def test_train_against_test_is_the_row_and_is_cached(side, tmp_path):
     row = real_row.real_row(side, EVAL, cas_recipe=None)
     assert row.stand_in_split == "train" and row.scores.n_fake == 300
-    assert row.scores.fid > 1e-3 and abs(row.self_fid) < 1e-6
+    assert row.scores.fid > 1e-3 and abs(row.self_fid) < 1e-4
     assert 0 < row.scores.accuracy < 1 and row.cas_ceiling is None
     assert set(row.memorisation_threshold) == {"pixels", "pooled"}
     assert 0 < row.memorisation_threshold["pixels"] < row.memorisation_test_median["pixels"]
