@@ -117,21 +117,28 @@ class FashionMNISTClassifier:
         return run_in_batches(self._fn, images, batch_size, IMAGE_SHAPE, self.name)
 
 
-def load(weights_path: str | os.PathLike | None = None) -> FashionMNISTClassifier:
-    """The shipped classifier, checked against the SHA-256 in its JSON record."""
-    weights_path = Path(weights_path or WEIGHTS_PATH)
+def checked_weights(weights_path: Path, what: str, train_command: str) -> tuple[str, dict]:
+    """(SHA-256, record) of shipped weights, refused when missing or changed without their
+    record; `what` names them in the errors, `train_command` recreates them."""
     rec_path = record_path(weights_path)
     if not weights_path.exists():
         raise WeightsError(
-            f"classifier weights not found at {weights_path}; they ship with the repository "
-            f"(experiments/assets/). Recreate them with `{TRAIN_COMMAND}`.")
+            f"{what} weights not found at {weights_path}; they ship with the repository "
+            f"(experiments/assets/). Recreate them with `{train_command}`.")
     digest = file_sha256(weights_path)
     record = json.loads(rec_path.read_text()) if rec_path.exists() else {}
     if record and record.get("sha256") != digest:
         raise WeightsError(
             f"{weights_path} has sha256 {digest} but {rec_path} records "
             f"{record.get('sha256')}: the weights were changed without their record. Restore "
-            f"them from git or retrain with `{TRAIN_COMMAND}`.")
+            f"them from git or retrain with `{train_command}`.")
+    return digest, record
+
+
+def load(weights_path: str | os.PathLike | None = None) -> FashionMNISTClassifier:
+    """The shipped classifier, checked against the SHA-256 in its JSON record."""
+    weights_path = Path(weights_path or WEIGHTS_PATH)
+    digest, record = checked_weights(weights_path, "classifier", TRAIN_COMMAND)
     model = build_model()
     load_weights(model, weights_path)
     return FashionMNISTClassifier(model, digest, record)

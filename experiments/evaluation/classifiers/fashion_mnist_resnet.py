@@ -16,7 +16,6 @@ Input: 32x32x1 images in [-1, 1], padded from 28x28 exactly like the GAN's train
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import platform
@@ -27,8 +26,6 @@ import numpy as np
 import tensorflow as tf
 
 from common import files
-from common.errors import WeightsError
-from common.files import file_sha256
 from experiments.evaluation.classifiers import fashion_mnist
 from experiments.evaluation.classifiers.fashion_mnist import (
     IMAGE_SHAPE,
@@ -111,18 +108,7 @@ class FashionMNISTResNet(fashion_mnist.FashionMNISTClassifier):
 def load(weights_path: str | os.PathLike | None = None) -> FashionMNISTResNet:
     """The shipped ResNet, checked against the SHA-256 in its JSON record."""
     weights_path = Path(weights_path or WEIGHTS_PATH)
-    rec_path = record_path(weights_path)
-    if not weights_path.exists():
-        raise WeightsError(
-            f"{NAME} weights not found at {weights_path}; they ship with the repository "
-            f"(experiments/assets/). Recreate them with `{TRAIN_COMMAND}`.")
-    digest = file_sha256(weights_path)
-    record = json.loads(rec_path.read_text()) if rec_path.exists() else {}
-    if record and record.get("sha256") != digest:
-        raise WeightsError(
-            f"{weights_path} has sha256 {digest} but {rec_path} records "
-            f"{record.get('sha256')}: the weights were changed without their record. Restore "
-            f"them from git or retrain with `{TRAIN_COMMAND}`.")
+    digest, record = fashion_mnist.checked_weights(weights_path, NAME, TRAIN_COMMAND)
     model = build_model()
     load_weights(model, weights_path)
     return FashionMNISTResNet(model, digest, record)
