@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from sngan import grappler
+from sngan.precision import cpu_flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 THREE_STEPS = """
@@ -45,7 +46,10 @@ def _three_steps(wrapped: bool):
 def test_the_step_without_the_remapper_is_quiet_and_unchanged():
     plain_weights, plain_log = _three_steps(wrapped=False)
     quiet_weights, quiet_log = _three_steps(wrapped=True)
-    assert "remapper failed" in plain_log  # the failure this module works around, still there
+    # the failure this module works around, still there: it was seen on AVX-512 CPUs; on the
+    # AVX2-only 2-core AMD EPYC of 2026-12-07 the pass logged no failure with it on either
+    flags = cpu_flags() or set()
+    assert "remapper failed" in plain_log or "avx512f" not in flags
     assert "remapper failed" not in quiet_log
     assert quiet_weights == plain_weights
 
