@@ -250,7 +250,9 @@ def lack_of_fit_p(found: dict[int, list[Crossing]], f: fit_lib.Fit) -> float | N
 
 
 def tuned_fit(runs: list[SearchRun], choices: dict[int, Choice], metric: str, target: float,
-              n_dis: int, batches=None, bootstrap: int = fit_lib.BOOTSTRAP) -> TunedFit | None:
+              n_dis: int, batches=None, bootstrap: int = fit_lib.BOOTSTRAP,
+              resampled=None) -> TunedFit | None:
+    """`resampled`: resampled_choices of the same runs and target, when already drawn."""
     keep = [r for r in runs if batches is None or r.batch in batches]
     found = found_at(keep, choices, metric, target)
     f = fit_lib.fit(found, n_dis, bootstrap=0)
@@ -258,7 +260,7 @@ def tuned_fit(runs: list[SearchRun], choices: dict[int, Choice], metric: str, ta
         return None
     b_ci = s_ci = None
     if bootstrap:
-        bs, y, cens, _ = resampled_choices(keep, metric, target, bootstrap)
+        bs, y, cens, _ = resampled or resampled_choices(keep, metric, target, bootstrap)
         w = np.array([[len(found[int(b)]) for b in bs]], dtype=float)
         m, c, _ = fit_lib._solve(y, cens, np.broadcast_to(w, y.shape), bs)
         b_ci, s_ci = _interval(c), _interval(np.exp(m))
@@ -305,7 +307,7 @@ def _slope(logb: np.ndarray, logf: np.ndarray) -> np.ndarray:
 
 
 def lr_rule(runs: list[SearchRun], choices: dict[int, Choice], metric: str, target: float,
-            bootstrap: int = fit_lib.BOOTSTRAP) -> LrRule | None:
+            bootstrap: int = fit_lib.BOOTSTRAP, resampled=None) -> LrRule | None:
     bs = sorted(choices)
     if len(bs) < 2:
         return None
@@ -314,7 +316,7 @@ def lr_rule(runs: list[SearchRun], choices: dict[int, Choice], metric: str, targ
     a = float(_slope(logb, np.log(factors)))
     ci = None
     if bootstrap:
-        _, _, _, logf = resampled_choices(runs, metric, target, bootstrap)
+        _, _, _, logf = resampled or resampled_choices(runs, metric, target, bootstrap)
         ci = _interval(_slope(logb, logf))
     rules = {name: (None if ci is None else
                     "inside" if ci[0] <= v <= ci[1] else "outside")

@@ -52,11 +52,14 @@ def analyse(runs, n_dis: int, baseline: int, bigger, bootstrap: int, fixed_rows)
         choices = ls.choose(runs, METRIC, target)
         if sum(not c.censored for c in choices.values()) < ttt.MIN_BATCH_SIZES:
             break
-        fits = {name: ls.tuned_fit(runs, choices, METRIC, target, n_dis, batches=bs,
-                                   bootstrap=bootstrap)
-                for name, bs in (("all", None), ("from_baseline",
-                                                 [b for b in choices if b >= baseline]))}
-        rule = ls.lr_rule(runs, choices, METRIC, target, bootstrap=bootstrap)
+        # one re-selecting bootstrap of every run serves the full-range fit and the lr rule
+        drawn = ls.resampled_choices(runs, METRIC, target, bootstrap) if bootstrap else None
+        fits = {"all": ls.tuned_fit(runs, choices, METRIC, target, n_dis, bootstrap=bootstrap,
+                                    resampled=drawn),
+                "from_baseline": ls.tuned_fit(runs, choices, METRIC, target, n_dis,
+                                              batches=[b for b in choices if b >= baseline],
+                                              bootstrap=bootstrap)}
+        rule = ls.lr_rule(runs, choices, METRIC, target, bootstrap=bootstrap, resampled=drawn)
         ups = [ls.speedup(runs, choices, METRIC, target, baseline, b, bootstrap=bootstrap)
                for b in bigger]
         biases = [c.selection_bias for c in choices.values() if c.selection_bias is not None]
