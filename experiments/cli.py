@@ -12,7 +12,7 @@ import os
 import shlex
 import sys
 
-from common import logs
+from common import files, logs
 from common.errors import UserError
 from experiments import config as config_lib
 from experiments import configs, preflight
@@ -125,7 +125,7 @@ def cmd_train(args):
 def cmd_evaluate(args):
     from experiments import records, trained_generator
     cfg = trained_generator.rescoring_config(args.run, args.protocol, args.bn_mode,
-                                             args.replicator)
+                                             args.replicator, args.classifier)
     spec = args.replicator or cfg.train.replicator
     replicator, _ = lock.own_output(args.run, args.invocation, spec)
     key = trained_generator.rescore(args.run, cfg, replicator)
@@ -196,7 +196,10 @@ def cmd_real_row(args):
     from experiments.evaluation import classifiers, real_row
     side = real_row.RealSide(cfg.data, cfg.eval, classifiers.load_classifier(cfg.eval),
                              args.cache_dir)
-    print(json.dumps(real_row.real_row(side, cfg.eval).to_dict(), indent=2))
+    row = real_row.real_row(side, cfg.eval).to_dict()
+    if args.out:  # e.g. SWEEP/real_rows/fast_EXTRACTOR.json, which the report shows
+        files.atomic_write_json(args.out, row)
+    print(json.dumps(row, indent=2))
     return 0
 
 
@@ -280,6 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--protocol", choices=sorted(config_lib.EVAL_PROTOCOLS))
     p.add_argument("--bn-mode", choices=config_lib.BN_MODES)
     p.add_argument("--replicator", help="override the run's replicator spec")
+    p.add_argument("--classifier", choices=config_lib.CLASSIFIERS,
+                   help="score with this extractor (the run's); another one's scores are kept "
+                        "under 'protocol/bn_mode/EXTRACTOR'")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("sample", help="draw samples from a point's generator (grid or arrays)")
@@ -310,7 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cas", action="store_true", help="only CAS (default: both)")
     p.add_argument("--memorisation", action="store_true", help="only memorisation")
     p.add_argument("--classifier", choices=config_lib.CLASSIFIERS,
-                   help="the extractor of the memorisation features (the point's)")
+                   help="the extractor of the memorisation features (the point's); another "
+                        "one also scores the protocol's metrics")
     p.add_argument("--cache-dir", help="real-data cache (that of reference-stats)")
     p.set_defaults(func=cmd_robustness)
 
@@ -318,6 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "generator's place: the ceilings of the tables (cached)")
     _add_config_args(p)
     p.add_argument("--cache-dir", help="(that of reference-stats)")
+    p.add_argument("--out", help="also write the row here (SWEEP/real_rows/NAME.json: the "
+                   "report's robustness section shows it)")
     p.set_defaults(func=cmd_real_row)
 
     p = sub.add_parser("prepare-data", help="check or prepare a dataset")

@@ -96,13 +96,14 @@ def export(run_dir: str, out: str, step: int | None = None, bn_mode: str = "stan
 
 
 def rescoring_config(run_dir: str, protocol: str | None = None, bn_mode: str | None = None,
-                     replicator: str | None = None) -> RunConfig:
-    """The finished run's config with another evaluation protocol or BN mode, checked against
-    its data, the replicas of `replicator` and the weights there are to load (before
-    TensorFlow starts)."""
+                     replicator: str | None = None, classifier: str | None = None) -> RunConfig:
+    """The finished run's config with another evaluation protocol, BN mode or extractor,
+    checked against its data, the replicas of `replicator` and the weights there are to load
+    (before TensorFlow starts)."""
     cfg = run_dir_lib.require_config(run_dir)
     run_dir_lib.require_record(run_dir)
-    overrides = {k: v for k, v in (("eval.protocol", protocol), ("eval.bn_mode", bn_mode)) if v}
+    overrides = {k: v for k, v in (("eval.protocol", protocol), ("eval.bn_mode", bn_mode),
+                                   ("eval.classifier", classifier)) if v}
     cfg = preflight.check_run(cfg.with_overrides(overrides) if overrides else cfg)
     if replicator:
         check_eval_replicas(cfg.eval, replicator)
@@ -110,15 +111,24 @@ def rescoring_config(run_dir: str, protocol: str | None = None, bn_mode: str | N
     return cfg
 
 
-def rescore(run_dir: str, eval_cfg: RunConfig, replicator) -> str:
-    """Score the point's final generator with `eval_cfg`'s protocol and BN mode, kept in its
-    record's `evaluations` under the key 'protocol/bn_mode', which is returned."""
+def evaluation_key(run_cfg: RunConfig, eval_cfg: RunConfig) -> str:
+    """'protocol/bn_mode', and '/extractor' when another extractor than the run's scored it
+    (the keys written before extractors could be chosen stay valid)."""
+    ev = eval_cfg.eval
+    key = f"{ev.protocol}/{ev.bn_mode}"
+    return key if ev.classifier == run_cfg.eval.classifier else f"{key}/{ev.classifier}"
+
+
+def rescore(run_dir: str, eval_cfg: RunConfig, replicator,
+            loaded: LoadedGenerator | None = None) -> str:
+    """Score the point's final generator with `eval_cfg`'s protocol, BN mode and extractor,
+    kept in its record's `evaluations` under `evaluation_key`, which is returned."""
     from experiments.evaluation.evaluator import Evaluator
     record = run_dir_lib.require_record(run_dir)
-    loaded = load_generator(run_dir, replicator)  # committed weights, else a checkpoint
+    loaded = loaded or load_generator(run_dir, replicator)  # committed weights, else a checkpoint
     scores = Evaluator(eval_cfg).score(loaded.sampler.generator, replicator, loaded.step,
                                        images_seen=record.images_seen)
-    key = f"{eval_cfg.eval.protocol}/{eval_cfg.eval.bn_mode}"
+    key = evaluation_key(run_dir_lib.require_config(run_dir), eval_cfg)
     records.write_record(run_dir, record.replace(evaluations={**record.evaluations,
                                                               key: scores}))
     return key

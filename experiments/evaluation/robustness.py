@@ -6,7 +6,9 @@ images' nearest training images), then per point skips what its `metrics.json` a
 (`PointRecord.cas[CasRecipe.key]`, `PointRecord.memorisation[MemorisationScore.key]`), scores
 the rest from the final generator and writes the record after each point, so an interrupted
 run resumes where it stopped. The memorisation check also draws its closest pairs into
-POINT/samples/closest_pairs_SPACE.png|pdf.
+POINT/samples/closest_pairs_SPACE.png|pdf. With another extractor than the point's
+(`--classifier`), the protocol's scores under it (IS, FID, KID, ...) are written too, into
+`evaluations['protocol/bn_mode/EXTRACTOR']`: the second opinion on every number.
 """
 from __future__ import annotations
 
@@ -35,10 +37,22 @@ def memorisation_keys(cfg, classifier, n_generated: int = N_GENERATED,
                                    (classifier.name, classifier.version))]
 
 
+def extractor_config(cfg, classifier):
+    """The point's config scored by `classifier`; None when that is the point's own extractor
+    (its scores are in the record already)."""
+    if classifier.name == cfg.eval.classifier:
+        return None
+    return cfg.with_overrides({"eval.classifier": classifier.name})
+
+
 def missing(record, cfg, classifier, want_cas: bool, want_memorisation: bool,
             recipe: CasRecipe = cas.RECIPE, n_generated: int = N_GENERATED) -> dict:
-    """{'cas': bool, 'memorisation': bool}: what the point's record does not hold yet."""
-    return dict(cas=want_cas and recipe.key not in record.cas,
+    """{'scores', 'cas', 'memorisation': bool}: what the point's record does not hold yet
+    ('scores': the protocol's metrics under another extractor than the point's)."""
+    from experiments.trained_generator import evaluation_key
+    other = extractor_config(cfg, classifier)
+    return dict(scores=other is not None and evaluation_key(cfg, other) not in record.evaluations,
+                cas=want_cas and recipe.key not in record.cas,
                 memorisation=want_memorisation and not all(
                     k in record.memorisation
                     for k in memorisation_keys(cfg, classifier, n_generated)))
@@ -60,6 +74,10 @@ def score_point(run_dir: str, side, replicator, want_cas: bool = True,
         return []
     loaded = trained_generator.load_generator(run_dir, replicator)
     ev, written = cfg.eval, []
+    if todo["scores"]:
+        written.append(trained_generator.rescore(
+            run_dir, extractor_config(cfg, side.classifier), replicator, loaded))
+        record = run_dir_lib.require_record(run_dir)
     if todo["cas"]:
         score = cas.score_generator(loaded.sampler, side.test, recipe, ev.bn_mode,
                                     step=loaded.step, batch_size=ev.batch_size,

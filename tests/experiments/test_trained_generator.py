@@ -82,6 +82,26 @@ def test_bad_sample_requests_get_one_line(point, tmp_path, args, message):
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in proc.stderr
 
 
+def test_another_extractor_scores_beside_the_points_own(point, tmp_path):
+    """`evaluate --classifier` keeps the second extractor's scores under their own key; the
+    point's own scores and keys are untouched, and the same generator scores differently."""
+    copy = tmp_path / "committed"
+    shutil.copytree(point, copy, ignore=shutil.ignore_patterns("checkpoints", "tensorboard"))
+    own = records.read_record(str(copy))
+    assert main(["evaluate", "--run", str(copy), "--bn-mode", "moving"]) == 0
+    assert main(["evaluate", "--run", str(copy), "--bn-mode", "moving",
+                 "--classifier", "fashion_mnist_resnet"]) == 0
+    record = records.read_record(str(copy))
+    assert set(record.evaluations) == {"tiny/moving", "tiny/moving/fashion_mnist_resnet"}
+    first = record.evaluations["tiny/moving"]
+    second = record.evaluations["tiny/moving/fashion_mnist_resnet"]
+    assert first.protocol.classifier == "fashion_mnist_classifier"
+    assert second.protocol.classifier == "fashion_mnist_resnet"
+    assert second.protocol.classifier_version != first.protocol.classifier_version
+    assert second.fid != first.fid and 1.0 <= second.is_mean <= 10.0
+    assert record.final == own.final
+
+
 def test_sample_refuses_a_directory_without_weights(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["sample", "--run", str(tmp_path / "empty"), "--out",
