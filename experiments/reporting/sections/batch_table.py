@@ -130,20 +130,13 @@ def latex_table(rows, points, baseline: int) -> str:
 
 def csv_table(rows) -> str:
     """Flat columns: the ratio intervals become *_ratio_low / *_ratio_high / *_ratio_df."""
-    flat = []
-    for r in rows:
-        row = {k: v for k, v in r.items()
-               if not k.endswith("_ratio_ci") and k != "other_bn_modes"}
-        for key in ("is", "fid", "acc"):
-            ci = r.get(f"{key}_ratio_ci") or {}
-            row[f"{key}_ratio_low"], row[f"{key}_ratio_high"] = ci.get("low"), ci.get("high")
-            row[f"{key}_ratio_df"] = ci.get("df")
-        flat.append(row)
+    flat = [{**{k: v for k, v in r.items() if k != "other_bn_modes" and "_ratio_ci" not in k},
+             **{f"{m}_ratio_{x}": (r[f"{m}_ratio_ci"] or {}).get(x) for m in COMPARED
+                for x in ("low", "high", "df")}} for r in rows]
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=list(flat[0]) if flat else [])
     w.writeheader()
-    for r in flat:
-        w.writerow(r)
+    w.writerows(flat)
     return out.getvalue()
 
 

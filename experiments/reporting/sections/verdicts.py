@@ -181,21 +181,27 @@ def compare(name: str, base: list[PointRecord], other: list[PointRecord]) -> Com
                       environments.line(base + other))
 
 
+def equal_images_arms(controls: list[Point], table_points: list[Point], baseline: int,
+                      target: int) -> tuple[list[Point], list[Point]]:
+    """Baseline-batch controls of the most common images seen, and the target-batch points that
+    saw as many (a labelled control wins a seed's slot); ([], []) without controls."""
+    base = [p for p in _done(controls) if p.record.global_batch_size == baseline]
+    seen = [p.record.images_seen for p in base]
+    images = max(set(seen), key=seen.count) if seen else None
+    other = {p.record.seed: p for p in _done(table_points) + _done(controls)
+             if (p.record.global_batch_size, p.record.images_seen) == (target, images)}
+    return [p for p in base if p.record.images_seen == images], list(other.values())
+
+
 def equal_images_comparison(controls: list[Point], table_points: list[Point], baseline: int,
                             target: int) -> Comparison | str:
-    """Baseline-batch controls against the target-batch points that saw as many images (a
-    labelled control wins a seed's slot), or the note (NO_CONTROLS, NO_MATCH) why not."""
-    base = [p.record for p in _done(controls) if p.record.global_batch_size == baseline]
+    """The equal-images comparison, or the note (NO_CONTROLS, NO_MATCH) saying why not."""
+    base, other = equal_images_arms(controls, table_points, baseline, target)
     if not base:
         return NO_CONTROLS.format(baseline=baseline)
-    seen = [r.images_seen for r in base]
-    images = max(set(seen), key=seen.count)
-    other = {p.record.seed: p.record for p in _done(table_points) + _done(controls)
-             if (p.record.global_batch_size, p.record.images_seen) == (target, images)}
     if not other:
-        return NO_MATCH.format(target=target, images=images)
-    return compare(EQUAL_IMAGES, [r for r in base if r.images_seen == images],
-                   list(other.values()))
+        return NO_MATCH.format(target=target, images=base[0].record.images_seen)
+    return compare(EQUAL_IMAGES, [p.record for p in base], [p.record for p in other])
 
 
 def signal_and_noise(points: list[Point], baseline: int, target: int) -> SignalAndNoise:
@@ -372,14 +378,8 @@ def render(result: SignalAndNoise, study) -> str:
 
 def draw(result: SignalAndNoise, study) -> None:
     """The figure of the equal-images comparison, when the analysis found one."""
-    for c in (c for c in result.comparisons if c.name == EQUAL_IMAGES):
-        arms = []
-        for arm in (c.baseline, c.target):
-            chosen = {}  # a labelled control wins its seed's slot, as analysed
-            for p in sorted(_done(study.compared), key=lambda p: budget(p.record) == EQUAL_IMAGES):
-                r = p.record
-                if (r.global_batch_size, r.images_seen) == (arm.batch, arm.images_seen) \
-                        and r.seed in arm.seeds:
-                    chosen[r.seed] = p
-            arms.append([chosen[s] for s in sorted(chosen)])
-        plots.equal_images_curves(arms, os.path.join(study.out_dir, EQUAL_IMAGES_FIGURE))
+    if any(c.name == EQUAL_IMAGES for c in result.comparisons[1:]):
+        arms = equal_images_arms(study.controls, study.table_points, result.baseline_batch,
+                                 result.target_batch)
+        plots.equal_images_curves([sorted(arm, key=lambda p: p.record.seed) for arm in arms],
+                                  os.path.join(study.out_dir, EQUAL_IMAGES_FIGURE))
