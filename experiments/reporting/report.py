@@ -39,8 +39,8 @@ def write_report(sweep_dir: str, comparison: StudyComparison | None = None,
         parts.append(section.render(result, study))
         if hasattr(section, "draw"):
             section.draw(result, study)
-    rows = sections.to_json(results.pop(batch_table.KEY).rows)
-    analysis, md = sections.to_json(results), "\n".join(parts)
+    rows = sections.json_values(results.pop(batch_table.KEY).rows)
+    analysis, md = sections.json_values(results), "\n".join(parts)
     files.atomic_write_text(os.path.join(out, REPORT), md)
     files.atomic_write_text(os.path.join(out, "table.csv"), batch_table.csv_table(rows))
     files.atomic_write_text(os.path.join(out, "table.tex"),

@@ -5,7 +5,7 @@ A section module defines KEY (its key in analysis.json) and ORDER, and
                                                 nothing to report; `earlier` holds the results
                                                 of the sections before it, by KEY)
     render(result, study) -> str               (Markdown: tables and fixed templates)
-and may define draw(result, study) to write its figures into study.out_dir. `to_json` turns a
+and may define draw(result, study) to write its figures into study.out_dir. `json_values` turns a
 result into what analysis.json holds. Adding a section is adding a module here.
 """
 from __future__ import annotations
@@ -23,17 +23,17 @@ def discover() -> list:
     return sorted((m for m in modules if hasattr(m, "KEY")), key=lambda m: m.ORDER)
 
 
-def to_json(value):
+def json_values(value):
     """Plain JSON values of a result: a dataclass as its to_dict() or its fields, an enum as its
     value, containers element by element."""
     if hasattr(value, "to_dict"):
-        return to_json(value.to_dict())
+        return json_values(value.to_dict())
     if dataclasses.is_dataclass(value):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: json_values(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, dict):
-        return {k: to_json(v) for k, v in value.items()}
+        return {k: json_values(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
+        return [json_values(v) for v in value]
     return value

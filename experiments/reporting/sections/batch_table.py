@@ -23,7 +23,7 @@ from experiments.reporting.lib.seeds import (
     replicate_values,
 )
 from experiments.reporting.lib.stats import RatioInterval
-from experiments.reporting.sections import to_json
+from experiments.reporting.sections import json_values
 
 KEY, ORDER = "batch_table", 10
 
@@ -221,7 +221,7 @@ def batch_rows(points: list[Point], baseline: int) -> list[BatchRow]:
 
 def summarise(points: list[Point], baseline: int) -> list[dict]:
     """summary.json's rows."""
-    return to_json(batch_rows(points, baseline))
+    return json_values(batch_rows(points, baseline))
 
 
 def other_bn_modes(done: list[PointRecord]) -> dict[str, BnModeScores]:
@@ -257,8 +257,8 @@ OTHER_PRECISIONS = ("Points of another precision ({left}) are left out of these 
 
 def render(result: BatchTable, study) -> str:
     preset = study.compared[0].config.preset if study.compared else ""
-    md = markdown_table(to_json(result.rows), study.table_points, preset,
-                        study.comparison.baseline_batch, to_json(result.controls))
+    md = markdown_table(json_values(result.rows), study.table_points, preset,
+                        study.comparison.baseline_batch, json_values(result.controls))
     left = ", ".join(f"{n} in {name}" for name, n in study.other_precisions.items())
     return md + (f"\n{OTHER_PRECISIONS.format(left=left, main=study.main_precision)}\n"
                  if left else "")
@@ -266,7 +266,7 @@ def render(result: BatchTable, study) -> str:
 
 def draw(result: BatchTable, study) -> None:
     out, points = study.out_dir, study.table_points
-    plots.plot_vs_batch(to_json(result.rows), os.path.join(out, "is_fid_vs_batch.png"))
+    plots.plot_vs_batch(json_values(result.rows), os.path.join(out, "is_fid_vs_batch.png"))
     plots.plot_curves(points, "step", os.path.join(out, "curves_vs_steps.png"),
                       "generator steps")
     plots.plot_curves(points, "images_seen", os.path.join(out, "curves_vs_images.png"),

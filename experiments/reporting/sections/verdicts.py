@@ -35,7 +35,7 @@ from experiments.reporting.lib.seeds import (
     seed_values,
     split_by_budget,
 )
-from experiments.reporting.sections import to_json
+from experiments.reporting.sections import json_values
 
 KEY, ORDER = "verdicts", 20
 PAPER_IS_CHANGE = 50.0  # TF-Replicator (arXiv 1902.00465): IS +~50% from batch 64 to 512
@@ -235,7 +235,7 @@ def signal_and_noise(points: list[Point], baseline: int, target: int) -> SignalA
 def analyse(points: list[Point], baseline: int | None = None, target: int | None = None
             ) -> dict:
     """signal_and_noise as analysis.json holds it (None: StudyComparison's batches)."""
-    return to_json(signal_and_noise(points, baseline or StudyComparison().baseline_batch,
+    return json_values(signal_and_noise(points, baseline or StudyComparison().baseline_batch,
                                     target or StudyComparison().target_batch))
 
 

@@ -81,7 +81,7 @@ def test_batch_rows_and_their_summary_json_form(points):
     assert (row["is_mean"], row["is_std"], row["kid"]) == (r.scores["is"].mean,
                                                            r.scores["is"].sd, 0.01)
     assert row["is_change_vs_baseline"] == pytest.approx(100 * (r.ratios["is"].ratio - 1))
-    assert row["fid_ratio_ci"] == batch_table.to_json(r.ratios["fid"])
+    assert row["fid_ratio_ci"] == batch_table.json_values(r.ratios["fid"])
 
 
 def test_cells_show_change_interval_and_df():
