@@ -25,9 +25,10 @@ REPORT = "report.md"
 
 
 def write_report(sweep_dir: str, comparison: StudyComparison | None = None,
-                 bootstrap: int = mccandlish.BOOTSTRAP) -> dict:
-    """`comparison`: what the report compares (None: the experiment config's)."""
-    out = os.path.join(sweep_dir, sweep_files.REPORT)
+                 bootstrap: int = mccandlish.BOOTSTRAP, out: str | None = None) -> dict:
+    """`comparison`: what the report compares (None: the experiment config's); `out`: where
+    (None: the sweep's report/)."""
+    out = out or os.path.join(sweep_dir, sweep_files.REPORT)
     study = Study.load(sweep_dir, out, comparison, bootstrap)
     results, parts = {}, []
     for section in sections.discover():
@@ -38,15 +39,15 @@ def write_report(sweep_dir: str, comparison: StudyComparison | None = None,
         parts.append(section.render(result, study))
         if hasattr(section, "draw"):
             section.draw(result, study)
-    rows = results.pop(batch_table.KEY)["rows"]
-    md = "\n".join(parts)
+    rows = sections.json_values(results.pop(batch_table.KEY).rows)
+    analysis, md = sections.json_values(results), "\n".join(parts)
     files.atomic_write_text(os.path.join(out, REPORT), md)
     files.atomic_write_text(os.path.join(out, "table.csv"), batch_table.csv_table(rows))
     files.atomic_write_text(os.path.join(out, "table.tex"),
                             batch_table.latex_table(rows, study.table_points,
                                                     study.comparison.baseline_batch))
     files.atomic_write_json(os.path.join(out, "summary.json"), rows)
-    files.atomic_write_json(os.path.join(out, "analysis.json"), results)
+    files.atomic_write_json(os.path.join(out, "analysis.json"), analysis)
     log.info(md)
     log.info("report written to %s", out)
-    return dict(rows=rows, analysis=results, markdown=md, dir=out)
+    return dict(rows=rows, analysis=analysis, markdown=md, dir=out)

@@ -14,7 +14,7 @@ from experiments import configs, sweep_files
 from experiments.config import StudyComparison
 from experiments.records import Point
 from experiments.reporting.lib import mccandlish
-from experiments.reporting.lib.seeds import EQUAL_IMAGES, EQUAL_STEPS, budget
+from experiments.reporting.lib.seeds import split_by_budget
 
 MAIN_PRECISION = "float32"
 
@@ -68,18 +68,15 @@ class Study:
         return dict(sorted(Counter(precision_of(p) for p in self.budget_points
                                    if precision_of(p) != self.main_precision).items()))
 
-    @functools.cached_property
+    @property
     def table_points(self) -> list[Point]:
         """The batch table's points: equal steps where there are any, else every one."""
-        steps = [p for p in self.compared if budget(p.record) == EQUAL_STEPS]
-        return steps or list(self.compared)
+        return split_by_budget(self.compared)[0]
 
-    @functools.cached_property
+    @property
     def controls(self) -> list[Point]:
         """Equal-images control points beside an equal-steps table."""
-        if not any(budget(p.record) == EQUAL_STEPS for p in self.compared):
-            return []
-        return [p for p in self.compared if budget(p.record) == EQUAL_IMAGES]
+        return split_by_budget(self.compared)[1]
 
     def arm(self, name: str) -> list[Point]:
         """A time-to-target arm's points with a curve (a diverged one is kept: a result)."""

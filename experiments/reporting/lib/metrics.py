@@ -1,5 +1,6 @@
 """The scores the report reads, once: record field, label, direction, format and target grid;
-and the one helper for a set of values' mean, sd and geometric mean."""
+and the one helper for a set of values' mean, sd, coefficient of variation and geometric
+mean."""
 from __future__ import annotations
 
 import math
@@ -20,9 +21,6 @@ class Metric:
     targets: tuple[float, float] | None = None
     target_fmt: str = ".2f"  # a target of the grid, as the report names it
 
-    def format(self, value) -> str:
-        return "-" if value is None else format(value, self.fmt)
-
     def value(self, scores) -> float | None:
         return None if scores is None else getattr(scores, self.field)
 
@@ -39,7 +37,12 @@ METRICS = {m.key: m for m in (
 COMPARED = ("is", "fid", "acc")  # the metrics with verdicts and ratios to the baseline
 PRIMARY = "is"
 TARGETED = tuple(k for k, m in METRICS.items() if m.targets)  # steps-to-target metrics
-BY_FIELD = {m.field: m for m in METRICS.values()}
+
+
+@dataclass(frozen=True)
+class MeanSd:
+    mean: float | None
+    sd: float | None
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,15 @@ class Description:
     mean: float | None
     sd: float | None
     geomean: float | None
+
+    @property
+    def mean_sd(self) -> MeanSd:
+        return MeanSd(self.mean, self.sd)
+
+    @property
+    def cv(self) -> float | None:
+        """Coefficient of variation, sd / |mean|."""
+        return None if self.sd is None else self.sd / abs(self.mean)
 
 
 def finite(values) -> list[float]:

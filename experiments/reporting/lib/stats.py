@@ -1,27 +1,21 @@
 """What is signal and what is noise in the sweep (scipy.stats does the statistics).
 
-- `welch_ratio`: the primary interval. Seeds are independent runs, so the ratio of geometric
-  means (batch B over the baseline) gets a Welch t-interval on log values (Welch 1947), with
-  its degrees of freedom. The point estimate and the interval are on the same (log) scale.
-  Pairing seed k at two batch sizes is a modelling choice (they share initial weights and data
-  order), so `paired_ratio` is kept only as a stated sensitivity analysis.
-- `exact_test`: an exact Mann-Whitney test beside the t-interval wherever its smallest
-  attainable p is below 0.05 (distribution-free; 3 vs 3 cannot go below p = 0.10, so it is not
-  run there; 3 vs 6 reaches 0.024).
-- `holm`: Holm's (1979) step-down adjustment for the secondary metrics.
-- `verdict`: direction (reproduced / opposite / inconclusive) and size (against the paper's
-  change) reported separately; no verdict at all with one training seed per arm.
-- `trend_test`: Spearman over all points (Monte Carlo p, written as a bound at its floor), the
-  exact Spearman test on the batch means, and least-squares lines with a lack-of-fit F-test.
-- `spread`: the coefficient of variation of a set of values, used for the seed-to-seed noise
-  floor and, separately, for the evaluation noise of one checkpoint.
+- `welch_ratio`, the primary interval: seeds are independent runs, so the ratio of geometric
+  means (batch B over the baseline) gets a Welch t-interval on log values (Welch 1947). Pairing
+  seed k at two batch sizes is a modelling choice, so `paired_ratio` is a sensitivity analysis.
+- `exact_test`: exact Mann-Whitney wherever its smallest attainable p is below 0.05 (3 vs 3
+  seeds cannot go below 0.10; 3 vs 6 reach 0.024). `holm`: Holm's (1979) step-down adjustment.
+- `verdict`: a Direction and a Size (against the paper's change) judged separately, with the
+  Rule that decided; no verdict with one training seed per arm.
+- `trend_test`: Spearman over all points (Monte Carlo p, a bound at its floor), the exact test on
+  the batch means, and least-squares lines with a lack-of-fit F-test.
 """
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from enum import Enum
 
 import numpy as np
 from scipy import stats
@@ -115,9 +109,6 @@ class ExactTest:
     def ran(self) -> bool:
         return self.p_value is not None
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 def smallest_exact_p(n_a: int, n_b: int) -> float:
     """Two-sided: only the two most extreme of C(n_a + n_b, n_a) splits reach the floor."""
@@ -146,86 +137,69 @@ def holm(p_values: dict[str, float]) -> dict[str, float]:
     return out
 
 
-REPRODUCED, OPPOSITE, INCONCLUSIVE = "reproduced", "opposite", "inconclusive"
-NO_VERDICT = "no verdict: one training seed (evaluation noise only)"
-CONSISTENT, SMALLER, LARGER = "consistent with", "smaller than", "larger than"
+class Direction(str, Enum):
+    """Whether the change improves the metric significantly; NO_VERDICT with one training seed
+    per arm, whose interval holds evaluation noise only."""
+    REPRODUCED = "reproduced"
+    OPPOSITE = "opposite"
+    INCONCLUSIVE = "inconclusive"
+    NO_VERDICT = "no verdict: one training seed (evaluation noise only)"
+
+
+class Size(str, Enum):
+    """Where the paper's change lies against our interval."""
+    CONSISTENT = "consistent with"
+    SMALLER = "smaller than"
+    LARGER = "larger than"
+
+
+class Rule(str, Enum):
+    SEEDS = "a verdict needs at least 2 training seeds per arm"
+    INTERVAL = ("direction: reproduced if the change improves the metric and its 95% interval "
+                "excludes no change")
+    INTERVAL_AND_SIZE = INTERVAL + "; size: consistent if the interval holds the paper's change"
+    HOLM = ("direction (secondary metric): reproduced if the change improves the metric and its "
+            "Holm-adjusted p < 0.05")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    metric: str
-    direction: str  # REPRODUCED / OPPOSITE / INCONCLUSIVE, or NO_VERDICT
-    size: str | None  # "consistent with the paper's +50%" / "smaller than ..." / None
-    text: str
-    rule: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+    direction: Direction
+    size: Size | None  # None: no paper change to set against, or no interval
+    rule: Rule
 
 
 def direction(interval: RatioInterval, higher_is_better: bool, p_value: float | None = None
-              ) -> str:
+              ) -> Direction:
     """Reproduced if the change is on the improving side and significant: the interval clears
     1, or, for a Holm-adjusted secondary metric, its adjusted p < ALPHA."""
-    if not interval.has_interval:
-        return INCONCLUSIVE
-    if p_value is None:
-        significant = interval.low > 1.0 or interval.high < 1.0
-    else:
-        significant = p_value < ALPHA
+    significant = interval.has_interval and (
+        interval.low > 1.0 or interval.high < 1.0 if p_value is None else p_value < ALPHA)
     if not significant:
-        return INCONCLUSIVE
-    return REPRODUCED if (interval.ratio > 1.0) == higher_is_better else OPPOSITE
+        return Direction.INCONCLUSIVE
+    return (Direction.REPRODUCED if (interval.ratio > 1.0) == higher_is_better
+            else Direction.OPPOSITE)
 
 
-def size(interval: RatioInterval, paper_change: float) -> str:
+def size(interval: RatioInterval, paper_change: float) -> Size:
     """Where the paper's change (in %) lies against our interval."""
     target = 1.0 + paper_change / 100.0
-    word = (SMALLER if interval.high < target else LARGER if interval.low > target
-            else CONSISTENT)
-    return f"{word} the paper's {paper_change:+.0f}%"
+    return (Size.SMALLER if interval.high < target else Size.LARGER if interval.low > target
+            else Size.CONSISTENT)
 
 
-def change_text(interval: RatioInterval) -> str:
-    """'+49.2% [95% CI +29.1%, +72.3%], df 3.1' (the interval and estimate as % changes)."""
-    ours = f"{100 * (interval.ratio - 1):+.1f}%"
-    if not interval.has_interval:
-        return ours + " (no interval)"
-    ours += (f" [95% CI {100 * (interval.low - 1):+.1f}%, {100 * (interval.high - 1):+.1f}%]")
-    return ours + (f", df {interval.df:.1f}" if interval.df is not None else "")
-
-
-def verdict(metric: str, interval: RatioInterval, higher_is_better: bool, baseline: int,
-            target: int, training_seeds: tuple[int, int], paper_change: float | None = None,
-            adjusted_p: float | None = None, label: str = "") -> Verdict:
-    """The verdict line for `metric` from batch `baseline` to `target`.
-
-    `training_seeds`: seeds per arm (one seed means the interval holds evaluation noise only,
-    so there is no verdict). `adjusted_p`: the Holm-adjusted p of a secondary metric, which
-    then decides significance instead of the 95% interval. `paper_change`: the paper's change
-    in %, for the size judgement.
-    """
-    where = f"batch {baseline} -> {target}" + (f", {label}" if label else "")
+def verdict(interval: RatioInterval, higher_is_better: bool, training_seeds: tuple[int, int],
+            paper_change: float | None = None, adjusted_p: float | None = None) -> Verdict:
+    """`training_seeds`: seeds per arm (one seed: no verdict). `adjusted_p`: the Holm-adjusted
+    p of a secondary metric, which then decides significance instead of the 95% interval.
+    `paper_change`: the paper's change in %, for the size judgement."""
     if min(training_seeds) < 2:
-        rule = "a verdict needs at least 2 training seeds per arm"
-        text = (f"{metric} ({where}): {NO_VERDICT}. Ours {change_text(interval)}. "
-                f"Rule: {rule}.")
-        return Verdict(metric, NO_VERDICT, None, text, rule)
-    d = direction(interval, higher_is_better, adjusted_p)
-    s = size(interval, paper_change) if paper_change is not None and interval.has_interval \
-        else None
-    rule = ("direction: reproduced if the change improves the metric and its 95% interval "
-            "excludes no change" if adjusted_p is None else
-            "direction (secondary metric): reproduced if the change improves the metric and "
-            "its Holm-adjusted p < 0.05")
-    if s is not None:
-        rule += "; size: consistent if the interval holds the paper's change"
-    sized = f", size {s}" if s else ""
-    holm_p = f", Holm-adjusted p = {adjusted_p:.2g}" if adjusted_p is not None else ""
-    paper = f"; paper {paper_change:+.0f}%" if paper_change is not None else ""
-    text = (f"{metric} ({where}): direction {d}{sized}. Ours {change_text(interval)}"
-            f"{holm_p}{paper}. Rule: {rule}.")
-    return Verdict(metric, d, s, text, rule)
+        return Verdict(Direction.NO_VERDICT, None, Rule.SEEDS)
+    sized = paper_change is not None and interval.has_interval
+    rule = (Rule.HOLM if adjusted_p is not None else
+            Rule.INTERVAL_AND_SIZE if sized else Rule.INTERVAL)
+    return Verdict(direction(interval, higher_is_better, adjusted_p),
+                   size(interval, paper_change) if sized else None, rule)
 
 
 # -- trend over batch size --------------------------------------------------------------------
@@ -242,13 +216,12 @@ class LineFit:
     slope_high: float
     lack_of_fit_f: float | None
     lack_of_fit_p: float | None  # None: fewer than 3 levels or no replicates
+    span: str = ""  # 'first..last'
+    ratio_per_doubling: float | None = None  # exp(slope) of a line on log values
 
     @property
     def fits(self) -> bool | None:
         return None if self.lack_of_fit_p is None else self.lack_of_fit_p >= ALPHA
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def line_fit(batch_sizes, values, first: int | None = None, last: int | None = None) -> LineFit:
@@ -276,7 +249,7 @@ def line_fit(batch_sizes, values, first: int | None = None, last: int | None = N
         p = float(stats.f.sf(f, df_lof, df_pe))
     return LineFit(first, last, len(x), len(levels), float(fit.slope),
                    float(fit.slope - q * fit.stderr), float(fit.slope + q * fit.stderr),
-                   None if f is None else float(f), p)
+                   None if f is None else float(f), p, f"{first}..{last}")
 
 
 @dataclass(frozen=True)
@@ -289,34 +262,23 @@ class Trend:
     means_n: int  # batch sizes
     means_rho: float  # Spearman of the batch means
     means_p: float  # exact: every ordering of the means enumerated
-    lines: list  # LineFit dicts on log values, keyed by span 'first..last': all, up to and
-    # from the baseline
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def _abs_spearman(x):
-    return lambda v, axis=-1: np.abs(_spearman(x, v, axis))
+    lines: list[LineFit]  # on log values: all batch sizes, up to and from the baseline
 
 
 def _spearman(x, v, axis=-1):
-    rx = stats.rankdata(x)
-    rv = stats.rankdata(v, axis=axis)
+    rx, rv = stats.rankdata(x), stats.rankdata(v, axis=axis)
     rx, rv = rx - rx.mean(), rv - rv.mean(axis=axis, keepdims=True)
     return np.sum(rx * rv, axis=axis) / np.sqrt(np.sum(rx ** 2) * np.sum(rv ** 2, axis=axis))
 
 
-def exact_spearman_p(x, y) -> float:
-    """Two-sided exact p of Spearman's rho: the share of all n! orderings of y whose |rho|
-    reaches the observed one (n <= 8 keeps this to 40,320 orderings)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if len(x) > 8:
-        raise ValueError(f"exact enumeration is for n <= 8, got {len(x)}")
-    observed = abs(_spearman(x, y))
-    perms = np.array(list(itertools.permutations(y)))
-    rhos = np.abs(_spearman(x, perms, axis=-1))
-    return float(np.mean(rhos >= observed - 1e-12))
+def spearman_p(x, y, resamples: float = math.inf) -> float:
+    """Two-sided permutation p of Spearman's rho: the share of orderings of y whose |rho|
+    reaches the observed one, every ordering enumerated when there are at most `resamples`
+    (exact), else (exceedances + 1) / (resamples + 1) over random ones."""
+    return float(stats.permutation_test(
+        (np.asarray(y, float),), lambda v, axis=-1: np.abs(_spearman(x, v, axis)),
+        permutation_type="pairings", vectorized=True, alternative="greater",
+        n_resamples=resamples, rng=np.random.default_rng(SEED)).pvalue)
 
 
 def trend_test(batch_sizes, values, baseline: int | None = None) -> Trend:
@@ -330,18 +292,13 @@ def trend_test(batch_sizes, values, baseline: int | None = None) -> Trend:
         raise ValueError("a trend needs at least 3 points over at least 2 batch sizes")
     if np.ptp(y) == 0:
         raise ValueError("constant values have no rank order: no trend to test")
-    rho = float(stats.spearmanr(x, y).statistic)
-    res = stats.permutation_test((y,), _abs_spearman(x), permutation_type="pairings",
-                                 vectorized=True, alternative="greater",
-                                 n_resamples=RESAMPLES, rng=np.random.default_rng(SEED))
-    # scipy enumerates every ordering when there are at most RESAMPLES (then p is exact);
-    # otherwise p = (exceedances + 1) / (RESAMPLES + 1), whose floor is a bound, not a value
-    at_floor = math.factorial(len(y)) > RESAMPLES and res.pvalue * (RESAMPLES + 1) < 1.5
+    rho, p = float(stats.spearmanr(x, y).statistic), spearman_p(x, y, RESAMPLES)
+    at_floor = math.factorial(len(y)) > RESAMPLES and p * (RESAMPLES + 1) < 1.5  # a bound
     levels = np.unique(b)
     means = np.array([y[b == v].mean() for v in levels])
     ranked = len(levels) > 2 and np.ptp(means) > 0
     means_rho = float(stats.spearmanr(levels, means).statistic) if ranked else math.nan
-    means_p = exact_spearman_p(levels, means) if ranked and len(levels) <= 8 else math.nan
+    means_p = spearman_p(levels, means) if ranked and len(levels) <= 8 else math.nan
     # lines on log values, the scale of the ratio intervals (whether a line "fits" depends on
     # the scale); their slopes are log change per doubling
     logs = np.log(y) if np.all(y > 0) else y
@@ -352,29 +309,7 @@ def trend_test(batch_sizes, values, baseline: int | None = None) -> Trend:
                 lines.append(line_fit(b, logs, first, last))
             except ValueError:
                 pass
-    return Trend(len(y), rho, float(res.pvalue), at_floor,
+    return Trend(len(y), rho, p, at_floor,
                  RESAMPLES, len(levels), means_rho, float(means_p),
-                 [dict(fit.to_dict(), span=f"{fit.first}..{fit.last}",
-                       ratio_per_doubling=math.exp(fit.slope) if logs is not y else None)
+                 [replace(fit, ratio_per_doubling=math.exp(fit.slope) if logs is not y else None)
                   for fit in lines])
-
-
-# -- noise ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Spread:
-    n: int
-    mean: float
-    std: float
-    cv: float  # std / |mean|
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def spread(values) -> Spread:
-    """Sample standard deviation and coefficient of variation of >= 2 values."""
-    v = np.asarray(values, float)
-    if len(v) < 2:
-        raise ValueError("a spread needs at least 2 values")
-    std = float(np.std(v, ddof=1))
-    return Spread(len(v), float(v.mean()), std, std / abs(float(v.mean())))

@@ -7,47 +7,36 @@ import csv
 import io
 import os
 from collections import defaultdict
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from experiments.records import Point, PointRecord
 from experiments.reporting import environments
 from experiments.reporting.lib import plots
-from experiments.reporting.lib.metrics import COMPARED, METRICS, describe
+from experiments.reporting.lib.markdown import plus_minus, table
+from experiments.reporting.lib.metrics import COMPARED, METRICS, MeanSd, describe
 from experiments.reporting.lib.seeds import (
     best_value,
     final_value,
     ratio_vs_baseline,
     replicate_values,
 )
+from experiments.reporting.lib.stats import RatioInterval
+from experiments.reporting.sections import json_values
 
 KEY, ORDER = "batch_table", 10
 
-# Published numbers beside ours where the preset matches a paper setting.
-PAPER_REFERENCE = {
-    "cifar10": {64: dict(is_mean=8.62, fid=17.5,
-                         source="conditional SN-GAN with projection discriminator "
-                                "(arXiv 1802.05637, Table 1)")},
-    "imagenet128": {64: dict(is_mean=29.7, fid=None,
-                             source="SN-GAN projection, 450K it. (sngan_projection README)")},
-}
-PAPER_TREND = {
-    "imagenet128": "TF-Replicator: batch 64 -> 512 raised IS by about 50% (arXiv 1902.00465)",
+PAPER = {  # published numbers beside ours where the preset matches a paper setting
+    "cifar10": "batch 64: IS 8.62, FID 17.5 (conditional SN-GAN with projection discriminator, "
+               "arXiv 1802.05637, Table 1)",
+    "imagenet128": "batch 64: IS 29.7 (SN-GAN projection, 450K it., sngan_projection README); "
+                   "TF-Replicator: batch 64 -> 512 raised IS by about 50% (arXiv 1902.00465)",
 }
 
 
 def _fmt(v, digits=2, std=None):
-    if v is None:
-        return "-"
-    text = f"{v:.{digits}f}"
-    return text + (f" ± {std:.{digits}f}" if std is not None else "")
-
-
-def _fmt_g(v, std=None):
-    """KID's scale follows the feature norm, so print significant digits, not decimals."""
-    if v is None:
-        return "-"
-    return f"{v:.3g}" + (f" ± {std:.2g}" if std is not None else "")
+    return plus_minus(v, std, f".{digits}f")
 
 
 def _ratio(row, key, baseline):
@@ -79,81 +68,52 @@ FOOTNOTE = ("Scores are final (last step); * best during training, an optimistic
 
 
 def table_cells(rows: list[dict], baseline: int) -> list[list[str]]:
-    cells = []
-    for r in rows:
-        pr = ("-" if r["precision"] is None
-              else f"{r['precision']:.2f} / {r['recall']:.2f}")
-        cells.append([str(r["batch"]), str(r["seeds"]), _fmt(r["is_mean"], 2, r["is_std"]),
-                      _fmt(r["fid"], 2, r["fid_std"]), _fmt_g(r["kid"], r["kid_std"]),
-                      _fmt(r["acc"], 3, r["acc_std"]), _fmt(r["intra_fid"], 1), pr,
-                      _fmt(r["best_is"], 2), _fmt(r["best_fid"], 2), _ratio(r, "is", baseline),
-                      _ratio(r, "fid", baseline), _ratio(r, "acc", baseline), str(r["steps"]),
-                      f"{r['images_seen']:,}", f"{r['wall_time_s'] / 60:.1f}",
-                      str(r["diverged"])])
-    return cells
+    """`rows`: summary.json's. KID's scale follows the feature norm: significant digits."""
+    return [[str(r["batch"]), str(r["seeds"]), _fmt(r["is_mean"], 2, r["is_std"]),
+             _fmt(r["fid"], 2, r["fid_std"]), plus_minus(r["kid"], r["kid_std"], ".3g", ".2g"),
+             _fmt(r["acc"], 3, r["acc_std"]), _fmt(r["intra_fid"], 1),
+             "-" if r["precision"] is None else f"{r['precision']:.2f} / {r['recall']:.2f}",
+             _fmt(r["best_is"]), _fmt(r["best_fid"]), *(_ratio(r, m, baseline) for m in COMPARED),
+             str(r["steps"]), f"{r['images_seen']:,}", f"{r['wall_time_s'] / 60:.1f}",
+             str(r["diverged"])] for r in rows]
 
 
 def protocol_text(points: list[Point]) -> str:
     done = [p for p in points if p.record.status == "done"]
     if not done:
         return "No finished points."
-    p = done[0].record.final.protocol
-    cfg = done[0].config
-    seeds = sorted({q.record.seed for q in points})
-    std_kind = ("std over seeds" if len(seeds) > 1 else
-                "std over evaluation seeds (over IS splits where there is one evaluation)")
+    p, cfg = done[0].record.final.protocol, done[0].config
     return (f"Protocol: {p.classifier} ({str(p.classifier_version)[:12]}), "
-            f"{p.n_fake} generated vs {p.n_real} real "
-            f"({cfg.data.name} {p.reference_split} split), "
-            f"{p.is_splits} IS splits, resize {p.classifier_resize or 'none'}, "
-            f"generator BN mode '{p.bn_mode}', eval seed {p.seed}, "
-            f"{done[0].record.replicas} replica(s); IS ± is the {std_kind}; KID ± over subsets "
-            f"(one seed) or seeds. Training: preset {cfg.preset}, "
-            f"precision {getattr(cfg.train, 'precision', 'float32')}, n_dis {cfg.train.n_dis}, "
-            f"G ch {cfg.model.g_ch}, D ch {cfg.model.d_ch}, seeds {seeds}. "
+            f"{p.n_fake} generated vs {p.n_real} real ({cfg.data.name} {p.reference_split} "
+            f"split), {p.is_splits} IS splits, resize {p.classifier_resize or 'none'}, generator "
+            f"BN mode '{p.bn_mode}', eval seed {p.seed}, replicas {done[0].record.replicas}; "
+            "± is the std over seeds (with one seed: over evaluation seeds, or IS splits and KID "
+            f"subsets of one evaluation). Training: preset {cfg.preset}, precision "
+            f"{cfg.train.precision}, n_dis {cfg.train.n_dis}, G ch {cfg.model.g_ch}, D ch "
+            f"{cfg.model.d_ch}, seeds {sorted({q.record.seed for q in points})}. "
             + environments.line(points))
 
 
-def markdown_table(rows, points, preset: str, baseline: int, control_rows=()) -> str:
-    """`control_rows`: (label, summary row) of control arms (equal images), shown in the BN-mode
-    table beside the table's own rows."""
-    out = io.StringIO()
-    out.write("| " + " | ".join(columns(baseline)) + " |\n")
-    out.write("|" + "---|" * len(columns(baseline)) + "\n")
-    for cells in table_cells(rows, baseline):
-        out.write("| " + " | ".join(cells) + " |\n")
-    out.write("\n" + FOOTNOTE.format(baseline=baseline) + "\n\n" + protocol_text(points)
-              + "\n")
-    out.write(bn_mode_table(rows, control_rows))
-    ref = PAPER_REFERENCE.get(preset)
-    if ref:
-        out.write("\nPaper reference:\n")
-        for batch, v in ref.items():
-            out.write(f"- batch {batch}: IS {v['is_mean']}, FID {v['fid'] or '-'} "
-                      f"({v['source']})\n")
-    if preset in PAPER_TREND:
-        out.write(f"- {PAPER_TREND[preset]}\n")
-    return out.getvalue()
+BN_MODES = ("The same final checkpoints scored with other generator BN modes while sampling "
+            "(`moving`: running averages, as sngan_projection samples; `standing`: averages over "
+            "fresh batches):")
 
 
-def bn_mode_table(rows, control_rows=()) -> str:
-    """Final checkpoints re-scored with other generator BN modes, beside the main mode."""
+def markdown_table(rows: list[dict], points, preset: str, baseline: int,
+                   control_rows=()) -> str:
+    """`rows`: summary.json's; `control_rows`: (label, such a row) of control arms (equal
+    images), shown in the BN-mode table beside the table's own rows."""
+    lines = [table(columns(baseline), table_cells(rows, baseline)), "",
+             FOOTNOTE.format(baseline=baseline), "", protocol_text(points), ""]
     labelled = [(str(r["batch"]), r) for r in rows] + list(control_rows)
-    modes = sorted({m for _, r in labelled for m in r.get("other_bn_modes", {})})
-    if not modes:
-        return ""
-    out = io.StringIO()
-    out.write("\nThe same final checkpoints scored with other generator BN modes while sampling "
-              "(`moving`: running averages, as sngan_projection samples; `standing`: averages "
-              "over fresh batches):\n\n| batch | mode | seeds | IS | FID | accuracy |\n"
-              "|---|---|---|---|---|---|\n")
-    for label, r in labelled:
-        for mode in modes:
-            m = r.get("other_bn_modes", {}).get(mode)
-            if m:
-                out.write(f"| {label} | {mode} | {m['seeds']} | {_fmt(m['is_mean'])} | "
-                          f"{_fmt(m['fid'])} | {_fmt(m['acc'], 3)} |\n")
-    return out.getvalue()
+    modes = [[label, mode, str(m["seeds"]), _fmt(m["is_mean"]), _fmt(m["fid"]),
+              _fmt(m["acc"], 3)] for label, r in labelled
+             for mode, m in sorted(r["other_bn_modes"].items())]
+    if modes:
+        lines += [BN_MODES, "", table(["batch", "mode", "seeds", "IS", "FID", "accuracy"],
+                                      modes), ""]
+    lines += [f"Paper reference: {PAPER[preset]}."] if preset in PAPER else []
+    return "\n".join(lines) + "\n"
 
 
 def latex_table(rows, points, baseline: int) -> str:
@@ -170,109 +130,143 @@ def latex_table(rows, points, baseline: int) -> str:
 
 def csv_table(rows) -> str:
     """Flat columns: the ratio intervals become *_ratio_low / *_ratio_high / *_ratio_df."""
-    flat = []
-    for r in rows:
-        row = {k: v for k, v in r.items()
-               if not k.endswith("_ratio_ci") and k != "other_bn_modes"}
-        for key in ("is", "fid", "acc"):
-            ci = r.get(f"{key}_ratio_ci") or {}
-            row[f"{key}_ratio_low"], row[f"{key}_ratio_high"] = ci.get("low"), ci.get("high")
-            row[f"{key}_ratio_df"] = ci.get("df")
-        flat.append(row)
+    flat = [{**{k: v for k, v in r.items() if k != "other_bn_modes" and "_ratio_ci" not in k},
+             **{f"{m}_ratio_{x}": (r[f"{m}_ratio_ci"] or {}).get(x) for m in COMPARED
+                for x in ("low", "high", "df")}} for r in rows]
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=list(flat[0]) if flat else [])
     w.writeheader()
-    for r in flat:
-        w.writerow(r)
+    w.writerows(flat)
     return out.getvalue()
 
 
-def _mean_std(values):
-    d = describe(values)
-    return d.mean, d.sd
+@dataclass(frozen=True)
+class BnModeScores:
+    """Final checkpoints re-scored under the same protocol in another generator BN mode
+    (`evaluate --bn-mode`), averaged over the seeds that have them."""
+    seeds: int
+    is_mean: float | None
+    fid: float | None
+    acc: float | None
 
 
-def summarise(points: list[Point], baseline: int) -> list[dict]:
+@dataclass(frozen=True)
+class BatchRow:
+    """One global batch size: final scores over seeds (mean, sd), best scores, and the Welch
+    ratio to the baseline batch of each compared metric; to_dict() is its summary.json row."""
+    batch: int
+    seeds: int
+    done: int
+    diverged: int
+    steps: int
+    images_seen: int
+    wall_time_s: float
+    scores: dict[str, MeanSd]  # by metric key
+    is_std_kind: str  # what IS's sd is over: seeds, evaluation seeds or IS splits
+    best_is: float | None
+    best_fid: float | None
+    ratios: dict[str, RatioInterval | None]  # by compared metric: vs the baseline batch
+    other_bn_modes: dict[str, BnModeScores]
+
+    def to_dict(self) -> dict:
+        row = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name not in ("scores", "ratios")}
+        for m, s in self.scores.items():
+            row["is_mean" if m == "is" else m], row[f"{m}_std"] = s.mean, s.sd
+        for m, ci in self.ratios.items():
+            row[f"{m}_change_vs_baseline"] = None if ci is None else 100.0 * (ci.ratio - 1.0)
+            row[f"{m}_ratio_ci"] = ci
+        return row
+
+
+ONE_EVALUATION_SD = {"is": "is_std", "kid": "kid_std"}  # Scores fields: over splits, subsets
+
+
+def _score(done: list[PointRecord], metric: str) -> tuple[MeanSd, bool]:
+    """Mean and sd over seeds; with one seed, the sd over its evaluation seeds, else over one
+    evaluation's splits or subsets (True: that last fallback)."""
+    d = describe(final_value(r, metric) for r in done)
+    if len(done) != 1:
+        return MeanSd(d.mean, d.sd), False
+    sd = describe(replicate_values(done[0], metric)).sd
+    if sd is None and metric in ONE_EVALUATION_SD:
+        return MeanSd(d.mean, getattr(done[0].final, ONE_EVALUATION_SD[metric])), True
+    return MeanSd(d.mean, sd), False
+
+
+def batch_row(group: list[Point], base: list[PointRecord]) -> BatchRow:
+    recs = [p.record for p in group]
+    done = [r for r in recs if r.status == "done"]
+    scores = {m: _score(done, m) for m in METRICS}
+    kind = ("splits" if scores["is"][1] else "seeds" if len(done) > 1
+            else "evaluation seeds")
+    return BatchRow(
+        recs[0].global_batch_size, len(recs), len(done),
+        sum(r.status == "diverged" for r in recs), recs[0].steps, recs[0].images_seen,
+        float(np.mean([r.train_wall_time_s + r.eval_wall_time_s for r in recs])),
+        {m: s for m, (s, _) in scores.items()}, kind,
+        describe(best_value(p, "is") for p in group).mean,
+        describe(best_value(p, "fid") for p in group).mean,
+        {m: ratio_vs_baseline(base, recs, m) if base else None for m in COMPARED},
+        other_bn_modes(done))
+
+
+def batch_rows(points: list[Point], baseline: int) -> list[BatchRow]:
     by_batch: dict[int, list[Point]] = defaultdict(list)
     for p in points:
         by_batch[p.record.global_batch_size].append(p)
     base = [p.record for p in by_batch.get(baseline, [])]
-    rows = []
-    for batch in sorted(by_batch):
-        group = by_batch[batch]
-        recs = [p.record for p in group]
-        done = [r for r in recs if r.status == "done"]
-        row = dict(batch=batch, seeds=len(recs), done=len(done),
-                   diverged=sum(r.status == "diverged" for r in recs),
-                   steps=recs[0].steps, images_seen=recs[0].images_seen,
-                   wall_time_s=float(np.mean([r.train_wall_time_s + r.eval_wall_time_s
-                                              for r in recs])))
-        for metric in METRICS:
-            mean, std = _mean_std(final_value(r, metric) for r in done)
-            if len(done) == 1 and std is None:  # one seed: spread over evaluation seeds
-                std = _mean_std(replicate_values(done[0], metric))[1]
-            row[metric], row[f"{metric}_std"] = mean, std
-        row["is_mean"] = row.pop("is")
-        row["is_std_kind"] = "seeds" if len(done) > 1 else "evaluation seeds"
-        if len(done) == 1 and row["is_std"] is None:
-            row["is_std"], row["is_std_kind"] = done[0].final.is_std, "splits"
-        row["kid_std"] = row["kid_std"] if len(done) > 1 or row["kid_std"] is not None \
-            else (done[0].final.kid_std if done else None)
-        row["best_is"] = _mean_std(best_value(p, "is") for p in group)[0]
-        row["best_fid"] = _mean_std(best_value(p, "fid") for p in group)[0]
-        for metric in COMPARED:
-            ci = ratio_vs_baseline(base, recs, metric) if base else None
-            row[f"{metric}_change_vs_baseline"] = None if ci is None else 100.0 * (ci.ratio - 1.0)
-            row[f"{metric}_ratio_ci"] = None if ci is None else ci.to_dict()
-        row["other_bn_modes"] = other_bn_modes(done)
-        rows.append(row)
-    return rows
+    return [batch_row(by_batch[b], base) for b in sorted(by_batch)]
 
 
-def other_bn_modes(done: list[PointRecord]) -> dict:
-    """Re-scorings of the final checkpoints under the same protocol in other generator BN
-    modes (`evaluate --bn-mode`), averaged over the seeds that have them."""
+def summarise(points: list[Point], baseline: int) -> list[dict]:
+    """summary.json's rows."""
+    return json_values(batch_rows(points, baseline))
+
+
+def other_bn_modes(done: list[PointRecord]) -> dict[str, BnModeScores]:
     out = {}
     keys = sorted({k for r in done for k in r.evaluations
                    if r.final and k == f"{r.final.protocol.protocol}/{k.split('/')[-1]}"
                    and k.split("/")[-1] != r.final.protocol.bn_mode})
     for key in keys:
         scores = [r.evaluations[key] for r in done if key in r.evaluations]
-        out[key.split("/")[-1]] = dict(
-            seeds=len(scores), is_mean=_mean_std(s.is_mean for s in scores)[0],
-            fid=_mean_std(s.fid for s in scores)[0], acc=_mean_std(s.accuracy for s in scores)[0])
+        out[key.split("/")[-1]] = BnModeScores(
+            len(scores), *(describe(getattr(s, f) for s in scores).mean
+                           for f in ("is_mean", "fid", "accuracy")))
     return out
 
 
-def _steps(points, batch: int) -> int:
-    return max(p.record.steps for p in points if p.record.global_batch_size == batch)
+@dataclass(frozen=True)
+class BatchTable:
+    rows: list[BatchRow]  # the table's points (summary.json)
+    controls: list[tuple[str, BatchRow]]  # (label, row) of the equal-images controls
 
 
-def compute(study, earlier: dict) -> dict:
-    """{'rows': the table's rows (summary.json), 'controls': [(label, row)] of the
-    equal-images controls}."""
+def compute(study, earlier: dict) -> BatchTable:
     base = study.comparison.baseline_batch
-    controls = [(f"{r['batch']} x {_steps(study.controls, r['batch']):,} (equal images)", r)
-                for r in summarise(study.controls, base)] if study.controls else []
-    return dict(rows=summarise(study.table_points, base), controls=controls)
+    return BatchTable(batch_rows(study.table_points, base),
+                      [(f"{r.batch} x {r.steps:,} (equal images)", r)
+                       for r in batch_rows(study.controls, base)])
 
 
-def render(result: dict, study) -> str:
+OTHER_PRECISIONS = ("Points of another precision ({left}) are left out of these comparisons, "
+                    "which use the {main} points only (a comparison never mixes precisions); the "
+                    "precision check compares them with their {main} twins.")
+
+
+def render(result: BatchTable, study) -> str:
     preset = study.compared[0].config.preset if study.compared else ""
-    md = markdown_table(result["rows"], study.table_points, preset,
-                        study.comparison.baseline_batch, result["controls"])
-    if study.other_precisions:
-        left = ", ".join(f"{n} in {name}" for name, n in study.other_precisions.items())
-        md += (f"\nPoints of another precision ({left}) are left out of these comparisons, "
-               f"which use the {study.main_precision} points only (a comparison never mixes "
-               "precisions); the precision check compares them with their "
-               f"{study.main_precision} twins.\n")
-    return md
+    md = markdown_table(json_values(result.rows), study.table_points, preset,
+                        study.comparison.baseline_batch, json_values(result.controls))
+    left = ", ".join(f"{n} in {name}" for name, n in study.other_precisions.items())
+    return md + (f"\n{OTHER_PRECISIONS.format(left=left, main=study.main_precision)}\n"
+                 if left else "")
 
 
-def draw(result: dict, study) -> None:
-    out, rows, points = study.out_dir, result["rows"], study.table_points
-    plots.plot_vs_batch(rows, os.path.join(out, "is_fid_vs_batch.png"))
+def draw(result: BatchTable, study) -> None:
+    out, points = study.out_dir, study.table_points
+    plots.plot_vs_batch(json_values(result.rows), os.path.join(out, "is_fid_vs_batch.png"))
     plots.plot_curves(points, "step", os.path.join(out, "curves_vs_steps.png"),
                       "generator steps")
     plots.plot_curves(points, "images_seen", os.path.join(out, "curves_vs_images.png"),

@@ -3,9 +3,9 @@ others with their float32 twins (same seeds and settings) in its precision check
 import dataclasses
 import os
 
-import numpy as np
 import pytest
 from fake_results import fake_point, make_point, study_of
+from scipy.stats import gmean
 
 from experiments import records
 from experiments.reporting import report
@@ -36,41 +36,34 @@ def test_the_comparisons_keep_float32_and_count_what_they_left_out():
     assert study_of(f32).other_precisions == {}
 
 
-def markdown(points):
-    study = study_of(points)
-    rows = precision_check.compute(study, {})
-    return "" if rows is None else precision_check.render(rows, study)
-
-
 def test_a_shift_within_the_seed_spread_is_reported_as_such():
     f32, bf16 = twins({0: 4.05, 1: 4.15, 2: 4.1})
-    rows = {r["metric"]: r for r in precision_check.check(f32 + bf16)}
-    r = rows["is"]
-    assert (r["batch"], r["seeds"], r["beyond_seed_spread"]) == (64, [0, 1, 2], False)
-    assert r["float32_mean"] == pytest.approx(4.1) and r["float32_sd"] == pytest.approx(0.1)
-    gmean = lambda v: float(np.exp(np.mean(np.log(v))))  # noqa: E731
-    assert r["interval"]["ratio"] == pytest.approx(gmean([4.05, 4.15, 4.1]) / gmean([4.0, 4.2,
-                                                                                       4.1]))
-    assert r["interval"]["low"] < 1 < r["interval"]["high"]
-    md = markdown(f32 + bf16)
-    assert "No score moves by more than the float32 seeds' spread." in md
+    r = {r.metric: r for r in precision_check.check(f32 + bf16)}["is"]
+    assert (r.batch, r.seeds, r.beyond_seed_spread) == (64, [0, 1, 2], False)
+    assert (r.float32_mean, r.float32_sd) == pytest.approx((4.1, 0.1))
+    assert r.interval.ratio == pytest.approx(gmean([4.05, 4.15, 4.1]) / gmean([4.0, 4.2, 4.1]))
+    assert r.interval.low < 1 < r.interval.high
 
 
-def test_a_shift_beyond_the_seed_spread_is_said_plainly():
+def test_a_shift_beyond_the_seed_spread_is_counted():
     f32, bf16 = twins({0: 4.5, 1: 4.6, 2: 4.4})
-    md = markdown(f32 + bf16)
-    assert "moves IS at batch 64 by more than the seed spread" in md
-    assert "the study keeps float32 for its comparisons" in md
+    rows = precision_check.check(f32 + bf16)
+    assert [r.beyond_seed_spread for r in rows] == [True, False, False]  # IS, FID, accuracy
+    study = study_of(f32 + bf16)
+    assert precision_check.COUNTS.format(yes=1, judged=3, n=3) in precision_check.render(
+        precision_check.compute(study, {}), study)
 
 
 def test_only_common_seeds_and_settings_are_paired():
     f32, bf16 = twins({1: 4.2, 7: 4.0})  # seed 7 has no float32 twin
     other_steps = in_precision(make_point(64, 0, 4.0, 40.0, steps=200))
     rows = precision_check.check(f32 + bf16 + [other_steps])
-    assert {r["steps"] for r in rows} == {100} and rows[0]["seeds"] == [1]
-    assert precision_check.check(f32) == [] and markdown(f32) == ""
-    lone = markdown([other_steps] + f32[1:])
-    assert "none has a finished float32 twin" in lone
+    assert {r.steps for r in rows} == {100} and rows[0].seeds == [1]
+    assert rows[0].float32_sd is None and rows[0].beyond_seed_spread is None  # one seed
+    assert precision_check.compute(study_of(f32), {}) is None  # one precision: no section
+    lone = study_of([other_steps] + f32[1:])
+    assert precision_check.compute(lone, {}) == []
+    assert precision_check.NO_TWINS in precision_check.render([], lone)
 
 
 def test_the_report_tables_ignore_bfloat16_points_and_add_the_check(tmp_path):
@@ -85,7 +78,7 @@ def test_the_report_tables_ignore_bfloat16_points_and_add_the_check(tmp_path):
     out = report.write_report(root)
     rows = {r["batch"]: r for r in out["rows"]}
     assert rows[64]["is_mean"] == pytest.approx(4.1) and rows[64]["is_std"] == pytest.approx(0.1)
-    md = out["markdown"]
-    assert "precision float32" in md and "(3 in bfloat16) are left out" in md
-    assert "## Precision check" in md and "moves IS at batch 64" in md
-    assert out["analysis"]["precision_check"][0]["precision"] == "bfloat16"
+    assert "precision float32" in out["markdown"] and "(3 in bfloat16)" in out["markdown"]
+    [is_row, *_] = out["analysis"]["precision_check"]
+    assert (is_row["precision"], is_row["metric"], is_row["beyond_seed_spread"]) == (
+        "bfloat16", "is", True)

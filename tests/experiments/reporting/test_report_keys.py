@@ -1,7 +1,8 @@
 """Re-rendering the committed report gives the same numbers: every number the docs quoted from
 the report at commit 52b9e18 (before the report became sections), and every change and
 interval of its batch table, is read from today's analysis.json / summary.json under its new
-key (`new_path` maps old keys to new ones)."""
+key (`new_path` maps old keys to new ones); and rendering the committed records again gives
+every key and number of the committed analysis.json and summary.json."""
 import json
 import math
 import pathlib
@@ -9,6 +10,8 @@ import re
 
 import pytest
 from test_docs import _resolve
+
+from experiments.reporting import report
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPORT = HERE.parents[2] / "results" / "fashion_mnist" / "report"
@@ -56,3 +59,25 @@ def test_every_headline_number_is_unchanged_under_its_new_key(file, path, value)
 def test_there_are_headline_numbers_of_every_section():
     roots = {new_path(p).split(".")[0].split("[")[0] for _, p, _ in OLD}
     assert {"verdicts", "time_to_target", "schedule_confound", "probes", ""} <= roots
+
+
+def _leaves(value, path=""):
+    """{path: value} of every leaf of a JSON value."""
+    if not isinstance(value, (dict, list)):
+        return {path: value}
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    return {p: v for k, item in items for p, v in _leaves(item, f"{path}/{k}").items()}
+
+
+@pytest.mark.slow
+def test_rendering_the_committed_records_again_gives_the_committed_numbers(tmp_path):
+    report.write_report(str(REPORT.parent), out=str(tmp_path))
+    for name, committed in _committed().items():
+        old, new = _leaves(committed), _leaves(json.loads((tmp_path / name).read_text()))
+        assert old.keys() == new.keys(), name
+        for path, value in old.items():
+            if isinstance(value, float):
+                assert math.isclose(new[path], value, rel_tol=1e-9) or value != value == new[
+                    path] != new[path], (name, path)
+            elif not isinstance(value, str):  # prose (a verdict's text line) may be reworded
+                assert new[path] == value, (name, path)

@@ -1,4 +1,7 @@
-"""Rows of the batch table and the arms they compare, from in-memory points."""
+"""The batch table from in-memory points: the arms it compares, its typed rows and their
+summary.json form, and its cells in Markdown, CSV and LaTeX."""
+import csv
+import io
 import math
 
 import numpy as np
@@ -56,18 +59,56 @@ def test_one_seed_each_uses_evaluation_replicates():
     assert summary.ratio_vs_baseline(base, [], "is") is None
 
 
-def test_summarise_rows():
-    points = [make_point(b, s, v + 0.2 * s, f + s, accuracy=0.5)
-              for s in range(2) for b, v, f in ((64, 4.0, 40.0), (512, 6.0, 20.0))]
-    points.append(make_point(128, 0, 0.0, 0.0, status="diverged"))
-    rows = {r["batch"]: r for r in batch_table.summarise(points, 64)}
+@pytest.fixture
+def points():
+    return [make_point(b, s, v + 0.2 * s, f + 5 * s, accuracy=0.5 + 0.1 * s)
+            for s in range(2) for b, v, f in ((64, 4.0, 40.0), (512, 6.0, 20.0))]
+
+
+def test_batch_rows_and_their_summary_json_form(points):
+    rows = {r.batch: r for r in batch_table.batch_rows(
+        points + [make_point(128, 0, 0.0, 0.0, status="diverged")], 64)}
     assert list(rows) == [64, 128, 512]
     r = rows[512]
-    assert (r["seeds"], r["done"], r["diverged"], r["steps"]) == (2, 2, 0, 100)
-    assert r["is_mean"] == pytest.approx(6.1) and r["is_std_kind"] == "seeds"
-    assert r["is_std"] == pytest.approx(np.std([6.0, 6.2], ddof=1))
-    assert r["is_change_vs_baseline"] == pytest.approx(
-        100 * (gmean_ratio([4.0, 4.2], [6.0, 6.2]) - 1))
-    assert r["fid_ratio_ci"]["df"] is not None and r["acc_change_vs_baseline"] == pytest.approx(0.0)
-    assert rows[128]["diverged"] == 1 and rows[128]["is_mean"] is None
-    assert rows[64]["best_is"] == pytest.approx(4.1)  # the final is the best of a rising curve
+    assert (r.seeds, r.done, r.diverged, r.steps, r.is_std_kind) == (2, 2, 0, 100, "seeds")
+    assert (r.scores["is"].mean, r.scores["is"].sd) == pytest.approx((6.1, np.std([6.0, 6.2],
+                                                                                  ddof=1)))
+    assert r.ratios["is"].ratio == pytest.approx(gmean_ratio([4.0, 4.2], [6.0, 6.2]))
+    assert r.ratios["acc"].ratio == pytest.approx(1.0)
+    assert rows[128].diverged == 1 and rows[128].scores["is"].mean is None
+    assert rows[64].best_is == pytest.approx(4.1)  # the final is the best of a rising curve
+    row = batch_table.summarise(points, 64)[1]
+    assert (row["is_mean"], row["is_std"], row["kid"]) == (r.scores["is"].mean,
+                                                           r.scores["is"].sd, 0.01)
+    assert row["is_change_vs_baseline"] == pytest.approx(100 * (r.ratios["is"].ratio - 1))
+    assert row["fid_ratio_ci"] == batch_table.json_values(r.ratios["fid"])
+
+
+def test_cells_show_change_interval_and_df():
+    ci = dict(ratio=1.492, low=1.291, high=1.723, df=3.12)
+    row = dict(batch=512, is_change_vs_baseline=49.2, is_ratio_ci=ci)
+    assert batch_table._ratio(row, "is", 64) == "+49.2% [+29.1, +72.3] df 3.1"
+    assert batch_table._ratio(dict(row, batch=64), "is", 64) == "baseline"
+    no_interval = dict(row, is_ratio_ci=dict(ci, low=float("nan"), high=float("nan"), df=None))
+    assert batch_table._ratio(no_interval, "is", 64) == "+49.2%"
+    assert batch_table._ratio(dict(batch=512, is_change_vs_baseline=None), "is", 64) == "-"
+    assert (batch_table._fmt(1122.92, 0, 105.0), batch_table._fmt(None)) == ("1123 ± 105", "-")
+
+
+def test_markdown_csv_and_latex(points):
+    rows = batch_table.summarise(points, 64)
+    md = batch_table.markdown_table(rows, points, "fashion_mnist", 64)
+    cells = batch_table.table_cells(rows, 64)[1]
+    assert "| " + " | ".join(cells) + " |" in md
+    assert cells[:3] == ["512", "2", "6.10 ± 0.14"] and cells[5] == "0.550 ± 0.071"
+    assert cells[10].startswith("+48.8% [") and " df " in cells[10]
+    assert "Protocol: fashion_mnist_classifier (abc), 500 generated vs 1000 real" in md
+    parsed = list(csv.DictReader(io.StringIO(batch_table.csv_table(rows))))
+    assert [r["batch"] for r in parsed] == ["64", "512"]
+    assert float(parsed[1]["is_ratio_low"]) == pytest.approx(rows[1]["is_ratio_ci"]["low"])
+    assert float(parsed[1]["is_ratio_df"]) == pytest.approx(rows[1]["is_ratio_ci"]["df"])
+    assert "is_ratio_ci" not in parsed[0] and "other_bn_modes" not in parsed[0]
+    tex = batch_table.latex_table(rows, points, 64)
+    assert tex.startswith(r"\begin{tabular}{" + "r" * len(batch_table.columns(64)) + "}")
+    assert r"6.10 $\pm$ 0.14" in tex and r"+48.8\%" in tex
+    assert batch_table.csv_table([]) == "\r\n"
