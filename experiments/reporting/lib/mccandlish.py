@@ -1,19 +1,12 @@
-"""The critical batch as McCandlish et al. 2018 (arXiv 1812.06162) define it, fitted to steps
-to a target.
+"""The critical batch of McCandlish et al. 2018 (arXiv 1812.06162), fitted to steps to a target.
 
-Their model: a training that reaches a target in S steps at batch B needs
-S = S_min (1 + B_crit / B) steps and E = E_min (1 + B / B_crit) examples, so
-(S / S_min - 1)(E / E_min - 1) = 1. Here E counts the real images D sees, n_dis * B per
-generator step, so E_min = n_dis * S_min * B_crit and B_crit is in units of the global batch.
-
-The fit is least squares on log steps (seeds' times to target spread multiplicatively), over
-the batch sizes' mean log steps weighted by their seed counts: B_crit on a log grid, refined
-around its best value; log S_min in closed form for each B_crit. A batch size some of whose
-seeds never reach the target (censored) gives a lower bound on its steps: it adds a one-sided
-penalty only where the fitted curve falls below that bound (a Tobit-like use of censored
-data, never dropped). Intervals: a bootstrap over seeds within each batch size, their
-deviations from the batch mean inflated by sqrt(n / (n - 1)), so that 3 seeds do not
-understate the spread (the plain bootstrap's variance is (n - 1) / n of the sample's).
+S = S_min (1 + B_crit / B) steps and E = E_min (1 + B / B_crit) examples; E counts the real
+images D sees (n_dis * B per generator step), so E_min = n_dis * S_min * B_crit. Least squares
+on log steps (seeds spread multiplicatively) over each batch's mean, weighted by its seeds:
+B_crit on a log grid refined around its best value, log S_min in closed form. A batch with a
+censored seed bounds its steps from below: a one-sided penalty where the curve falls under the
+bound (Tobit-like; never dropped). Intervals: a bootstrap over seeds within each batch, their
+deviations inflated by sqrt(n / (n - 1)) so that 3 seeds do not understate the spread.
 """
 from __future__ import annotations
 
@@ -70,9 +63,6 @@ class Fit:
 
     def steps(self, batch) -> np.ndarray:
         return self.s_min * (1 + self.b_crit / np.asarray(batch, dtype=float))
-
-    def images(self, batch) -> np.ndarray:
-        return self.n_dis * np.asarray(batch, dtype=float) * self.steps(batch)
 
 
 def _profile(y, cens, w, c, inv_b):

@@ -37,13 +37,6 @@ def finish(fig, axes, path: str, legend=None) -> None:
     grids.save_figure(fig, path)
 
 
-def _log2_batch_axis(ax, batches) -> None:
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(batches)
-    ax.set_xticklabels([str(x) for x in batches])
-    ax.set_xlabel("global batch size")
-
-
 def plot_vs_batch(rows, path):
     rows = [r for r in rows if r["is_mean"] is not None]
     if not rows:
@@ -57,7 +50,8 @@ def plot_vs_batch(rows, path):
                 marker="o", capsize=3, color="tab:red")
     a2.set_ylabel("FID (lower is better)")
     for ax in (a1, a2):
-        _log2_batch_axis(ax, b)
+        ax.set_xscale("log", base=2)
+        ax.set(xticks=b, xticklabels=[str(x) for x in b], xlabel="global batch size")
     finish(fig, (a1, a2), path)
 
 

@@ -1,13 +1,9 @@
-"""The report's gradient-noise-scale section: B_simple for D and G per batch size, the critical
-batch it predicts, each B_simple placed against the B_crit fitted to steps to target.
-
-McCandlish et al. 2018 (arXiv 1812.06162) find the critical batch, past which doubling the batch
-no longer nearly halves the steps a training needs, close to the noise scale B_noise, which
-B_simple estimates. Measurements come from the sweep's own points (train.noise_scale_every,
-metrics.json and noise_scale.json) and from `python -m experiments noise-scale --save` runs kept
-in SWEEP/noise_scale/*.json. The measured side is McCandlish's own quantity, fitted to steps
-to target (sections/time_to_target.py). The paper's derivation assumes one loss; a GAN is a
-two-player game, so the comparison is a test of the prediction, not of the sweep.
+"""Gradient noise scale: B_simple of D and G per measured run, the critical batch it predicts,
+and each B_simple placed against the B_crit fitted to steps to target (McCandlish et al. 2018,
+arXiv 1812.06162, find B_crit close to the noise scale, which B_simple estimates). Readings
+come from the budget sweep's points (train.noise_scale_every) and from `python -m experiments
+noise-scale --save` runs in SWEEP/noise_scale/; the runs in noise_scale/coupling/ show the
+estimator's coupling through batch-norm statistics.
 """
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """Time to target: how many fewer steps a bigger batch buys, per arm that sets each batch
-size's steps (`steps_by_batch`: runs made to reach targets, not to stop at one budget).
-
-Per IS and accuracy target: each curve's steps to it (lib/crossings.py), McCandlish's
-S = S_min (1 + B_crit / B) fitted (lib/mccandlish.py), the practical table (the config's
-baseline batch to its bigger batches: steps saved, images spent) and the gradient noise scale
-of the same runs read where each target is reached, placed against the fitted B_crit
-(lib/placement.py). The headline: the config's headline arm at the highest IS target whose
-baseline -> target saving is measured.
+size's steps (`steps_by_batch`). Per IS and accuracy target: each curve's steps to it
+(lib/crossings.py), S = S_min (1 + B_crit / B) fitted (lib/mccandlish.py), the practical table
+(the config's baseline batch to its bigger batches) and B_simple of the same runs where each
+target is reached, against the fitted B_crit (lib/placement.py). The headline: the config's
+headline arm at the highest IS target whose baseline -> target saving is measured.
 """
 from __future__ import annotations
 
@@ -173,19 +170,15 @@ CHANGE = ("B_crit from IS {first_target:.1f} to IS {last_target:.1f}: {b_crit_fi
           "{b_crit_last:.0f}, {b_crit_change}. One player's B_simple is a one-player reading "
           "of a two-player game.")
 INTRO = ("{n} points ({precision}; seeds per batch size {counts}), lr constant, each batch size "
-         "trained for its own number of steps. McCandlish et al. 2018 (arXiv 1812.06162): "
-         "S = S_min (1 + B_crit / B), E = E_min (1 + B / B_crit), E counting the real images D "
-         "sees (n_dis x B per step), so E_min = n_dis S_min B_crit.")
-CROSSINGS = ("Generator steps at the first crossing (geometric mean over seeds; linearly "
-             "interpolated between evaluations; censored: not reached by the last step):")
-FIT = ("Fit S = S_min (1 + B_crit / B) per {label} target (least squares on log steps; 95% "
-       "bootstrap intervals over seeds; residual = measured / fitted steps - 1 per batch size, "
-       "smallest first; * censored, a lower bound):")
-PRACTICAL = ("From batch {base}, per {label} target: steps saved S_{base} / S_B [95% bootstrap "
-             "interval] and images spent E_B / E_{base} (perfect scaling: B / {base} x fewer "
-             "steps at 1x the images):")
-NOISE_TABLE = ("B_simple of each player in the same runs where each IS target is reached "
-               "(geometric mean [min, max]) against the fitted B_crit:")
+         "trained for its own number of steps; S = S_min (1 + B_crit / B), E = E_min (1 + B / "
+         "B_crit), E the real images D sees (McCandlish et al. 2018, arXiv 1812.06162).")
+CROSSINGS = ("Generator steps to each target (geometric mean over seeds, interpolated between "
+             "evaluations; censored: not reached by the last step):")
+FIT = ("Fit per {label} target (least squares on log steps, 95% bootstrap intervals over seeds; "
+       "residual: measured / fitted steps - 1, smallest batch first; * censored, a bound):")
+PRACTICAL = ("From batch {base}: steps saved S_{base} / S_B [95% bootstrap] and images spent "
+             "E_B / E_{base} (perfect scaling: B / {base} x fewer steps at 1x the images):")
+NOISE_TABLE = "B_simple where each IS target is reached (geometric mean [min, max]) and B_crit:"
 AT_BOUND = {"upper": "> {top:.0f} (S ~ 1/B throughout)", "lower": "~ 0 (S does not fall with B)",
             "": "{b_crit:.0f}{ci}"}
 

@@ -112,29 +112,27 @@ def test_a_target_some_batch_never_reaches_is_censored_and_still_fitted(sweep):
     assert late.fit.censored[0] is True and late.fit.b_crit == pytest.approx(B_CRIT, rel=0.01)
 
 
-def test_the_report_keeps_the_arm_out_of_the_batch_table_and_writes_its_result(sweep):
-    out = write_report(sweep, bootstrap=0)
-    assert sorted(r["batch"] for r in out["rows"]) == [64, 512]  # the decayed points only
-    with open(os.path.join(sweep, "report", "analysis.json")) as f:
-        saved = json.load(f)[ttt.KEY]["constant_lr"]
-    fit = out["analysis"][ttt.KEY]["constant_lr"].metrics["is_mean"][0].fit
-    assert saved["metrics"]["is_mean"][0]["fit"]["b_crit"] == fit.b_crit
-    assert saved["headline"]["target_batch"] == 512
-
-
 def _keys(data):
     if isinstance(data, dict):
         return set(data) | {k for v in data.values() for k in _keys(v)}
     return {k for v in data for k in _keys(v)} if isinstance(data, list) else set()
 
 
-def test_the_comparison_comes_from_the_config(sweep):
+def _report(sweep, comparison=None):
+    """(rows, in-memory analysis, analysis.json, report.md) of a full report of the sweep."""
+    out = write_report(sweep, comparison, bootstrap=0)
+    with open(os.path.join(sweep, "report", "analysis.json")) as f:
+        return out["rows"], out["analysis"], json.load(f), out["markdown"]
+
+
+def test_the_report_writes_the_typed_results_and_takes_the_comparison_from_the_config(sweep):
+    rows, typed, default, _ = _report(sweep)
+    assert sorted(r["batch"] for r in rows) == [64, 512]  # the arm is kept out of the table
+    fit = typed[ttt.KEY]["constant_lr"].metrics["is_mean"][0].fit
+    assert default[ttt.KEY]["constant_lr"]["metrics"]["is_mean"][0]["fit"]["b_crit"] == fit.b_crit
     moved = StudyComparison(baseline_batch=128, target_batch=256, bigger_batches=(256, 512),
                             schedule_step=1000)
-    write_report(sweep, moved, bootstrap=0)
-    with open(os.path.join(sweep, "report", "analysis.json")) as f:
-        a = json.load(f)
-    md = open(os.path.join(sweep, "report", "report.md")).read()
+    _, _, a, md = _report(sweep, moved)
     assert "vs 64" not in md and "64 ->" not in md
     arm = a[ttt.KEY]["constant_lr"]
     assert {(u["base"], u["batch"]) for r in arm["metrics"]["is_mean"] for u in r["speedups"]} \
@@ -144,9 +142,6 @@ def test_the_comparison_comes_from_the_config(sweep):
     assert (conf["baseline_batch"], conf["target_batch"]) == (128, 256)
     assert conf["ratio_target_to_baseline"]["decayed"] == {}  # decayed: 64 and 512 only
     # the keys are neutral: the same names whichever batches are compared (numbers are data)
-    b = write_report(sweep, bootstrap=0)
-    with open(os.path.join(sweep, "report", "analysis.json")) as f:
-        default = json.load(f)
     assert {k for k in _keys(a) if not k.isdigit()} <= _keys(default)
-    assert not [k for k in _keys(default) | set(b["rows"][0])
+    assert not [k for k in _keys(default) | set(rows[0])
                 if any(f"{n}_" in k or f"_{n}" in k for n in ("64", "512"))]
