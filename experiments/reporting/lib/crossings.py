@@ -2,11 +2,10 @@
 
 McCandlish et al. 2018 (arXiv 1812.06162) measure the steps S and examples E a training needs
 to reach a fixed quality, per batch size; the critical batch comes from how S falls with B
-(critical_batch_fit.py). A curve is its evaluations (step, score); the crossing of target T is
-linearly interpolated between the last evaluation below T and the first at or above it. A curve
-that never reaches T is censored at its last evaluated step (the target lies beyond it), and a
-curve already at T at its first evaluation is crossed at or before that step (left-censored):
-both are kept and labelled, never dropped.
+(lib/mccandlish.py). The crossing of target T is linearly interpolated between the last
+evaluation below T and the first at or above it. A curve that never reaches T is censored at
+its last evaluated step (the target lies beyond it), and a curve already at T at its first
+evaluation is crossed at or before that step: both are kept and labelled, never dropped.
 """
 from __future__ import annotations
 
@@ -15,12 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments.reporting.lib.metrics import METRICS as METRIC_REGISTRY
-from experiments.reporting.lib.metrics import TARGETED
+from experiments.reporting.lib.metrics import BY_FIELD
 
-# the scores with a target grid (metrics.py), by record field: what a curve holds
-METRICS = {METRIC_REGISTRY[k].field: METRIC_REGISTRY[k] for k in TARGETED}
+# the scores with a target grid (lib/metrics.py), by record field: what a curve holds
+METRICS = {f: m for f, m in BY_FIELD.items() if m.targets}
 MIN_BATCH_SIZES = 3  # a target is analysed when this many batch sizes reach it (S has 2 params)
+PLAYERS = ("d", "g")
 
 
 @dataclass(frozen=True)
@@ -41,21 +40,18 @@ def first_crossing(steps, values, target: float) -> Crossing:
     """The first step at which the piecewise-linear curve through (steps, values) reaches
     `target` (values >= target). Non-finite values (a diverged evaluation) count as below."""
     steps, values = list(steps), list(values)
-    if not steps:
-        raise ValueError("an empty curve has no crossing")
-    if len(steps) != len(values) or any(b <= a for a, b in zip(steps, steps[1:])):
+    if not steps or len(steps) != len(values) or any(b <= a for a, b in zip(steps, steps[1:])):
         raise ValueError("a curve needs one value per step, at increasing steps")
-    ok = [v is not None and math.isfinite(v) for v in values]
-    for i, (s, v) in enumerate(zip(steps, values)):
-        if not ok[i] or v < target:
-            continue
-        if i == 0:
-            return Crossing(float(s), before_first=True)
-        s0, v0 = steps[i - 1], values[i - 1]
-        if not ok[i - 1]:  # nothing to interpolate from
-            return Crossing(float(s))
-        return Crossing(float(s0 + (target - v0) / (v - v0) * (s - s0)))
-    return Crossing(float(steps[-1]), censored=True)
+    ok = [v is not None and math.isfinite(v) and v >= target for v in values]
+    if True not in ok:
+        return Crossing(float(steps[-1]), censored=True)
+    i = ok.index(True)
+    if i == 0:
+        return Crossing(float(steps[0]), before_first=True)
+    (s0, v0), (s, v) = (steps[i - 1], values[i - 1]), (steps[i], values[i])
+    if v0 is None or not math.isfinite(v0):  # nothing to interpolate from
+        return Crossing(float(s))
+    return Crossing(float(s0 + (target - v0) / (v - v0) * (s - s0)))
 
 
 @dataclass(frozen=True)
@@ -75,21 +71,15 @@ class Curve:
         """The smoothed B_simple at `step`, linearly interpolated between evaluations."""
         xy = [(s, b) for s, b in zip(self.steps, self.b_simple.get(player, ()))
               if b is not None and math.isfinite(b) and b > 0]
-        if not xy:
-            return None
-        xs, ys = zip(*xy)
-        return float(np.interp(step, xs, ys))
+        return float(np.interp(step, *zip(*xy))) if xy else None
 
 
 def curve_of(point) -> Curve:
     """A records.Point as a Curve (its eval_history)."""
     h = sorted(point.history, key=lambda e: e.step)
-    r, t = point.record, point.config.train
-    return Curve(batch=r.global_batch_size, seed=r.seed, n_dis=t.n_dis,
-                 steps=tuple(e.step for e in h),
-                 scores={m: tuple(getattr(e, m) for e in h) for m in METRICS},
-                 b_simple={"d": tuple(e.b_simple_d for e in h),
-                           "g": tuple(e.b_simple_g for e in h)})
+    return Curve(point.record.global_batch_size, point.record.seed, point.config.train.n_dis,
+                 tuple(e.step for e in h), {m: tuple(getattr(e, m) for e in h) for m in METRICS},
+                 {p: tuple(getattr(e, f"b_simple_{p}") for e in h) for p in PLAYERS})
 
 
 def crossings(curves: list[Curve], metric: str, target: float) -> dict[int, list[Crossing]]:
@@ -108,10 +98,8 @@ def reaching_batches(found: dict[int, list[Crossing]]) -> list[int]:
 def target_grid(curves: list[Curve], metric: str) -> list[float]:
     """Targets from the metric's grid start (IS 3.0, accuracy 0.2) in its steps, up to the
     highest that MIN_BATCH_SIZES batch sizes reach with every seed."""
-    start, spacing = METRICS[metric].targets
-    out, target = [], start
-    while True:
-        if len(reaching_batches(crossings(curves, metric, target))) < MIN_BATCH_SIZES:
-            return out
+    out, (target, spacing) = [], METRICS[metric].targets
+    while len(reaching_batches(crossings(curves, metric, target))) >= MIN_BATCH_SIZES:
         out.append(round(target, 6))
         target += spacing
+    return out

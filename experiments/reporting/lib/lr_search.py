@@ -19,7 +19,7 @@ factor-2 steps alone cannot resolve an exponent finer than its spacing.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -36,6 +36,7 @@ RULES = {"none": 0.0, "square root": 0.5, "linear": 1.0}  # lr* ~ B^a
 BRACKETED, AT_LOWEST, AT_HIGHEST, WIDE_GAP = ("bracketed", "best at the lowest factor",
                                               "best at the highest factor",
                                               "a neighbour more than 2x away")
+BRACKETS = (BRACKETED, AT_LOWEST, AT_HIGHEST, WIDE_GAP)
 
 
 @dataclass(frozen=True)
@@ -48,16 +49,21 @@ class SearchRun:
     cap: int
     diverged: bool = False
 
-    def log_steps(self, metric: str, target: float) -> tuple[float, bool]:
-        """(log steps to the target, censored): an unreached target counts at the cap."""
+    def crossing(self, metric: str, target: float) -> Crossing:
+        """The curve's crossing; a target never reached is censored at the step cap."""
         c = self.curve.crossing(metric, target)
-        return (math.log(max(c.step, 1e-9)), False) if c.reached else (math.log(self.cap), True)
+        return c if c.reached else Crossing(float(self.cap), censored=True)
+
+    def log_steps(self, metric: str, target: float) -> tuple[float, bool]:
+        c = self.crossing(metric, target)
+        return math.log(max(c.step, 1e-9)), c.censored
 
 
 @dataclass(frozen=True)
 class Choice:
-    """One batch size's chosen factor at one target, how well the grid brackets it, and the
-    steps there: selection seeds, held-out seeds and all seeds (geometric means)."""
+    """One batch size's chosen factor at one target, how well the grid brackets it (and the
+    factor to run next when it does not), and the steps there: selection seeds, held-out
+    seeds and all seeds (geometric means); selection_bias = held-out / selection steps."""
     batch: int
     factor: float
     bracket: str
@@ -69,12 +75,8 @@ class Choice:
     steps_all: float
     censored: bool  # a seed at the chosen factor never reached the target
     seeds: tuple[int, ...]
-
-    @property
-    def selection_bias(self) -> float | None:
-        """Held-out over selection steps: > 1 when choosing on seeds 0-1 flattered them."""
-        return None if self.steps_held_out is None else self.steps_held_out / \
-            self.steps_selection
+    selection_bias: float | None
+    next_factor: float | None
 
 
 def runs_of(points, base_lr: float) -> list[SearchRun]:
@@ -92,11 +94,6 @@ def _cells(runs: list[SearchRun]) -> dict[int, dict[float, list[SearchRun]]]:
     return out
 
 
-def _rank(values: list[tuple[float, bool]]) -> tuple[int, float]:
-    """A cell's sort key: (seeds censored, mean log steps)."""
-    return sum(c for _, c in values), float(np.mean([v for v, _ in values]))
-
-
 def bracket(factors: list[float], chosen: float) -> str:
     i = factors.index(chosen)
     if i == 0:
@@ -105,6 +102,21 @@ def bracket(factors: list[float], chosen: float) -> str:
         return AT_HIGHEST
     gap = max(chosen / factors[i - 1], factors[i + 1] / chosen)
     return WIDE_GAP if gap > MAX_NEIGHBOUR_GAP * (1 + 1e-9) else BRACKETED
+
+
+def next_factor(factors: list[float], f: float, where: str) -> float | None:
+    """The factor that would bracket an unbracketed choice: half the lowest, twice the highest,
+    or the power of 2 inside a gap wider than 2x; None when bracketed."""
+    if where in (AT_LOWEST, AT_HIGHEST):
+        return f / 2 if where == AT_LOWEST else f * 2
+    if where != WIDE_GAP:
+        return None
+    i = factors.index(f)
+    lo, hi = ((factors[i - 1], f) if f / factors[i - 1] > factors[i + 1] / f
+              else (f, factors[i + 1]))
+    inside = [2.0 ** k for k in range(-10, 11) if lo < 2.0 ** k < hi]
+    mid = math.log(math.sqrt(lo * hi))
+    return min(inside, key=lambda x: abs(math.log(x) - mid)) if inside else math.sqrt(lo * hi)
 
 
 def vertex(logf, y):
@@ -130,94 +142,73 @@ def choose(runs: list[SearchRun], metric: str, target: float,
     """Per batch size, the factor chosen on `selection_seeds` and its steps."""
     out = {}
     for batch, cells in _cells(runs).items():
-        keyed = {}
-        for factor, rs in cells.items():
-            sel = [r.log_steps(metric, target) for r in rs if r.seed in selection_seeds]
-            if sel:
-                keyed[factor] = (_rank(sel), sel)
-        if not keyed:
+        sel = {f: v for f, rs in cells.items()
+               if (v := [r.log_steps(metric, target) for r in rs if r.seed in selection_seeds])}
+        if not sel:
             continue
-        factors = sorted(keyed)
-        chosen = min(factors, key=lambda f: keyed[f][0])
-        rs = cells[chosen]
-        i = factors.index(chosen)
-        where = bracket(factors, chosen)
-        refined = chosen
+        # a cell's rank: (seeds censored, mean log steps)
+        rank = {f: (sum(c for _, c in v), float(np.mean([x for x, _ in v])))
+                for f, v in sel.items()}
+        factors = sorted(sel)
+        chosen = min(factors, key=rank.get)
+        i, where, refined = factors.index(chosen), bracket(factors, chosen), chosen
         if where in (BRACKETED, WIDE_GAP):
             three = factors[i - 1:i + 2]
-            refined = float(np.exp(vertex(np.log(three), [keyed[f][0][1] for f in three])))
-        every = [r.log_steps(metric, target) for r in rs]
-        held = [r.log_steps(metric, target) for r in rs if r.seed not in selection_seeds]
+            refined = float(np.exp(vertex(np.log(three), [rank[f][1] for f in three])))
+        every = [r.log_steps(metric, target) for r in cells[chosen]]
+        held = [r.log_steps(metric, target) for r in cells[chosen]
+                if r.seed not in selection_seeds]
+        steps_selection, steps_held_out = _geo(sel[chosen]), _geo(held) if held else None
         out[batch] = Choice(
-            batch=batch, factor=chosen, bracket=where, refined_factor=refined,
-            factors=tuple(factors),
-            cell_steps=tuple(None if keyed[f][0][0] else _geo(keyed[f][1]) for f in factors),
-            steps_selection=_geo(keyed[chosen][1]),
-            steps_held_out=_geo(held) if held else None, steps_all=_geo(every),
-            censored=any(c for _, c in every), seeds=tuple(r.seed for r in rs))
+            batch, chosen, where, refined, tuple(factors),
+            tuple(None if rank[f][0] else _geo(sel[f]) for f in factors), steps_selection,
+            steps_held_out, _geo(every), any(c for _, c in every),
+            tuple(r.seed for r in cells[chosen]),
+            None if steps_held_out is None else steps_held_out / steps_selection,
+            next_factor(factors, chosen, where))
     return out
 
 
-def found_at(runs: list[SearchRun], choices: dict[int, Choice], metric: str, target: float,
-             seeds=None) -> dict[int, list[Crossing]]:
-    """{batch: crossings of the chosen cell's runs} (only `seeds`, when given), for fit_lib."""
+def found_at(runs: list[SearchRun], choices: dict[int, Choice], metric: str,
+             target: float) -> dict[int, list[Crossing]]:
+    """{batch: crossings of the chosen cell's runs}, for lib/mccandlish.py."""
     out = {}
     for r in runs:
-        ch = choices.get(r.batch)
-        if ch is not None and r.factor == ch.factor and (seeds is None or r.seed in seeds):
-            c = r.curve.crossing(metric, target)
-            out.setdefault(r.batch, []).append(c if c.reached else Crossing(float(r.cap), True))
+        if r.batch in choices and r.factor == choices[r.batch].factor:
+            out.setdefault(r.batch, []).append(r.crossing(metric, target))
     return out
 
 
-# -- the bootstrap that re-selects --------------------------------------------------------------
 def resampled_choices(runs: list[SearchRun], metric: str, target: float, n: int, seed: int = 0):
     """`n` bootstrap replicates of the tuned curve, re-selecting every batch's factor in each:
     (batches, y: n x batches mean log steps, censored: n x batches, log refined factor).
-
-    Seeds are drawn with replacement within each cell, deviations inflated by sqrt(k/(k-1))
-    as in critical_batch_fit.resample; selection uses every seed of a cell, since a resample
-    no longer knows which seeds chose."""
+    Seeds are drawn within each cell as fit_lib.resample draws them; selection uses every
+    seed of a cell, since a resample no longer knows which seeds chose."""
     rng = np.random.default_rng(seed)
     cells = _cells(runs)
     batches = sorted(cells)
-    y = np.empty((n, len(batches)))
+    y, logf = np.empty((n, len(batches))), np.empty((n, len(batches)))
     cens = np.zeros((n, len(batches)), dtype=bool)
-    logf = np.empty((n, len(batches)))
+    cols = np.arange(n)
     for j, b in enumerate(batches):
         factors = sorted(cells[b])
         means, censored = [], []
         for f in factors:
-            vals = [r.log_steps(metric, target) for r in cells[b][f]]
-            v = np.array([x for x, _ in vals])
-            c = np.array([x for _, x in vals])
-            k = len(v)
-            pick = rng.integers(0, k, size=(n, k))
-            inflate = math.sqrt(k / (k - 1)) if k > 1 else 1.0
-            means.append(v.mean() + ((v - v.mean()) * inflate)[pick].mean(axis=1))
-            censored.append(c[pick].sum(axis=1))
+            v, c = np.array([r.log_steps(metric, target) for r in cells[b][f]]).T
+            m, pick = fit_lib.resample_mean(v, n, rng)
+            means.append(m)
+            censored.append(c.astype(bool)[pick].sum(axis=1))
         means, censored = np.array(means), np.array(censored)  # factors x n
-        # lexicographic: fewest censored seeds, then fewest steps
-        key = censored * 1e6 + means
-        best = np.argmin(key, axis=0)
-        cols = np.arange(n)
-        y[:, j] = means[best, cols]
-        cens[:, j] = censored[best, cols] > 0
+        best = np.argmin(censored * 1e6 + means, axis=0)  # fewest censored, then fewest steps
+        y[:, j], cens[:, j] = means[best, cols], censored[best, cols] > 0
         lf = np.log(np.array(factors))
         logf[:, j] = lf[best]
         inner = (best > 0) & (best < len(factors) - 1)
         if inner.any():  # the vertex between the neighbours, as `choose` reads it
             k = best[inner]
-            three = np.stack([lf[k - 1], lf[k], lf[k + 1]])
-            ys = np.stack([means[k - 1, cols[inner]], means[k, cols[inner]],
-                           means[k + 1, cols[inner]]])
-            logf[inner, j] = vertex(three, ys)
+            logf[inner, j] = vertex(np.stack([lf[k - 1], lf[k], lf[k + 1]]),
+                                    np.stack([means[k + d, cols[inner]] for d in (-1, 0, 1)]))
     return np.array(batches, dtype=float), y, cens, logf
-
-
-def _interval(values) -> tuple[float, float]:
-    lo, hi = np.percentile(values, [(1 - fit_lib.LEVEL) / 2 * 100, (1 + fit_lib.LEVEL) / 2 * 100])
-    return float(lo), float(hi)
 
 
 @dataclass(frozen=True)
@@ -225,13 +216,10 @@ class TunedFit:
     """S* = S_min (1 + B_crit / B) over one range of batch sizes, with the re-selecting
     bootstrap's intervals and the lack-of-fit F-test against one mean per batch size."""
     batches: tuple[int, ...]
-    fit: dict  # critical_batch_fit.Fit.to_dict() (its own intervals do not re-select)
+    fit: fit_lib.Fit  # its own intervals do not re-select
     b_crit_ci: tuple[float, float] | None
     s_min_ci: tuple[float, float] | None
     lack_of_fit_p: float | None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def lack_of_fit_p(found: dict[int, list[Crossing]], f: fit_lib.Fit) -> float | None:
@@ -262,9 +250,9 @@ def tuned_fit(runs: list[SearchRun], choices: dict[int, Choice], metric: str, ta
     if bootstrap:
         bs, y, cens, _ = resampled or resampled_choices(keep, metric, target, bootstrap)
         w = np.array([[len(found[int(b)]) for b in bs]], dtype=float)
-        m, c, _ = fit_lib._solve(y, cens, np.broadcast_to(w, y.shape), bs)
-        b_ci, s_ci = _interval(c), _interval(np.exp(m))
-    return TunedFit(f.batches, f.to_dict(), b_ci, s_ci, lack_of_fit_p(found, f))
+        m, c, _ = fit_lib.solve(y, cens, np.broadcast_to(w, y.shape), bs)
+        b_ci, s_ci = fit_lib.interval(c), fit_lib.interval(np.exp(m))
+    return TunedFit(f.batches, f, b_ci, s_ci, lack_of_fit_p(found, f))
 
 
 def excess_batch(choices: dict[int, Choice], excess: float = EXCESS) -> float | None:
@@ -274,13 +262,11 @@ def excess_batch(choices: dict[int, Choice], excess: float = EXCESS) -> float | 
     bs = sorted(choices)
     if not bs or choices[bs[0]].censored:
         return None
-    b0, s0 = bs[0], choices[bs[0]].steps_all
-    ratio = [choices[b].steps_all * b / (s0 * b0) for b in bs]
+    ratio = [math.log(choices[b].steps_all * b / (choices[bs[0]].steps_all * bs[0])) for b in bs]
     for i in range(1, len(bs)):
-        if ratio[i] >= excess:
+        if ratio[i] >= math.log(excess):
+            t = (math.log(excess) - ratio[i - 1]) / (ratio[i] - ratio[i - 1])
             x0, x1 = math.log(bs[i - 1]), math.log(bs[i])
-            t = (math.log(excess) - math.log(ratio[i - 1])) / (math.log(ratio[i])
-                                                               - math.log(ratio[i - 1]))
             return float(math.exp(x0 + min(max(t, 0.0), 1.0) * (x1 - x0)))
     return None
 
@@ -296,9 +282,6 @@ class LrRule:
     peak_batch: int
     falls_after_peak: bool
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 def _slope(logb: np.ndarray, logf: np.ndarray) -> np.ndarray:
     """Least-squares slope of each row of logf on logb."""
@@ -313,24 +296,23 @@ def lr_rule(runs: list[SearchRun], choices: dict[int, Choice], metric: str, targ
         return None
     logb = np.log(np.array(bs, dtype=float))
     factors = np.array([choices[b].refined_factor for b in bs])
-    a = float(_slope(logb, np.log(factors)))
     ci = None
     if bootstrap:
         _, _, _, logf = resampled or resampled_choices(runs, metric, target, bootstrap)
-        ci = _interval(_slope(logb, logf))
-    rules = {name: (None if ci is None else
-                    "inside" if ci[0] <= v <= ci[1] else "outside")
+        ci = fit_lib.interval(_slope(logb, logf))
+    rules = {name: None if ci is None else "inside" if ci[0] <= v <= ci[1] else "outside"
              for name, v in RULES.items()}
     peak = int(np.argmax(factors))
-    return LrRule(a, ci, rules, bs[peak], bool(peak < len(bs) - 1 and factors[-1] < factors[peak]))
+    return LrRule(float(_slope(logb, np.log(factors))), ci, rules, bs[peak],
+                  bool(peak < len(bs) - 1 and factors[-1] < factors[peak]))
 
 
 @dataclass(frozen=True)
 class TunedSpeedup:
     """From the baseline batch to `batch`, each at its chosen factor: steps saved (ratio of
     geometric means over all seeds) with a Welch t-interval on log steps and the re-selecting
-    bootstrap's interval, the images spent, and the two factors. `bound` '>'/'<' when a
-    censored side makes the ratio a bound (then no interval)."""
+    bootstrap's interval, the images spent, and the two factors. `bound` as
+    fit_lib.Speedup's (then no interval)."""
     baseline: int
     batch: int
     steps_saved: float
@@ -341,9 +323,6 @@ class TunedSpeedup:
     factor: float
     bound: str = ""
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 def speedup(runs: list[SearchRun], choices: dict[int, Choice], metric: str, target: float,
             baseline: int, batch: int, bootstrap: int = fit_lib.BOOTSTRAP
@@ -352,9 +331,8 @@ def speedup(runs: list[SearchRun], choices: dict[int, Choice], metric: str, targ
         return None
     found = found_at(runs, choices, metric, target)
     a, b = found[baseline], found[batch]
-    ca, cb = any(c.censored for c in a), any(c.censored for c in b)
     saved = choices[baseline].steps_all / choices[batch].steps_all
-    bound = ">" if ca and not cb else "<" if cb and not ca else "?" if ca and cb else ""
+    bound = fit_lib.bound_of(any(c.censored for c in a), any(c.censored for c in b))
     welch = boot = None
     if not bound:
         w = statistics.welch_ratio([c.step for c in b], [c.step for c in a])
@@ -363,23 +341,6 @@ def speedup(runs: list[SearchRun], choices: dict[int, Choice], metric: str, targ
             bs, y, _, _ = resampled_choices(
                 [r for r in runs if r.batch in (baseline, batch)], metric, target, bootstrap)
             i, j = list(bs).index(baseline), list(bs).index(batch)
-            boot = _interval(np.exp(y[:, i] - y[:, j]))
+            boot = fit_lib.interval(np.exp(y[:, i] - y[:, j]))
     return TunedSpeedup(baseline, batch, saved, welch, boot, batch / baseline / saved,
                         choices[baseline].factor, choices[batch].factor, bound)
-
-
-def next_factor(choice: Choice) -> float | None:
-    """The factor that would bracket an unbracketed choice: half the lowest, twice the highest,
-    or the power of 2 inside a gap wider than 2x; None when bracketed."""
-    fs, f = list(choice.factors), choice.factor
-    if choice.bracket == AT_LOWEST:
-        return f / 2
-    if choice.bracket == AT_HIGHEST:
-        return f * 2
-    if choice.bracket == WIDE_GAP:
-        i = fs.index(f)
-        lo, hi = (fs[i - 1], f) if f / fs[i - 1] > fs[i + 1] / f else (f, fs[i + 1])
-        inside = [2.0 ** k for k in range(-10, 11) if lo < 2.0 ** k < hi]
-        return min(inside, key=lambda x: abs(math.log(x) - math.log(math.sqrt(lo * hi)))) \
-            if inside else math.sqrt(lo * hi)
-    return None

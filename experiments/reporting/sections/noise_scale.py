@@ -1,176 +1,175 @@
-"""The report's gradient-noise-scale section: B_simple for D and G per batch size, the critical
-batch it predicts, each B_simple placed against the B_crit fitted to steps to target.
-
-McCandlish et al. 2018 (arXiv 1812.06162) find the critical batch, past which doubling the batch
-no longer nearly halves the steps a training needs, close to the noise scale B_noise, which
-B_simple estimates. Measurements come from the sweep's own points (train.noise_scale_every,
-metrics.json and noise_scale.json) and from `python -m experiments noise-scale --save` runs kept
-in SWEEP/noise_scale/*.json. The measured side is McCandlish's own quantity, fitted to steps
-to target (sections/time_to_target.py). The paper's derivation assumes one loss; a GAN is a
-two-player game, so the comparison is a test of the prediction, not of the sweep.
+"""Gradient noise scale: B_simple of D and G per measured run, the critical batch it predicts,
+and each B_simple placed against the B_crit fitted to steps to target (McCandlish et al. 2018,
+arXiv 1812.06162, find B_crit close to the noise scale, which B_simple estimates). Readings
+come from the budget sweep's points (train.noise_scale_every) and from `python -m experiments
+noise-scale --save` runs in SWEEP/noise_scale/; the runs in noise_scale/coupling/ show the
+estimator's coupling through batch-norm statistics.
 """
 from __future__ import annotations
 
 import os
-from collections import defaultdict
+from dataclasses import asdict, dataclass
 
-import matplotlib.ticker
-
-from experiments import grids, records, sweep_files
-from experiments.pyplot import plt
-from experiments.records import Point
+from experiments import records, sweep_files
+from experiments.records import NoiseScale, NoiseScaleEstimate, Point
+from experiments.reporting.lib import markdown, plots
 from experiments.reporting.lib import placement as pl
+from experiments.reporting.lib.mccandlish import Fit
 from experiments.reporting.sections import time_to_target as ttt
 from sngan.noise_scale import PLAYERS, predicted_critical_batch
 
 KEY, ORDER = "noise_scale", 70
 RUNS_DIR = sweep_files.NOISE_SCALE_RUNS  # SWEEP/noise_scale/*.json: saved noise-scale runs
 FIGURE = "noise_scale.png"
-NAMES = {"d": "D", "g": "G"}
-
-
-def measurements(points: list[Point], sweep_dir: str) -> list[dict]:
-    """One entry per measured run: batch, where it comes from, steps, its summary
-    (records.NoiseScale as a dict) and its series ({player: {steps, b_simple, ...}})."""
-    out = []
-    for p in points:
-        if p.record.noise_scale is None:
-            continue
-        saved = records.read_noise_series(p.dir) or {}
-        series = saved.get("series") or {
-            player: dict(steps=[h.step for h in p.history],
-                         b_simple=[getattr(h, f"b_simple_{player}") for h in p.history])
-            for player in PLAYERS}
-        out.append(dict(batch=p.record.global_batch_size, source=f"sweep, seed {p.record.seed}",
-                        steps=p.record.steps, summary=p.record.noise_scale.to_dict(),
-                        series=series))
-    for name, run in sweep_files.read_noise_scale_runs(sweep_dir):
-        out.append(dict(batch=run.global_batch_size, source=f"noise-scale run ({name})",
-                        steps=run.steps,
-                        summary=run.noise_scale.to_dict() if run.noise_scale else None,
-                        series=run.series, command=run.command))
-    return [m for m in out if m["summary"]]
-
-
-def _cell(e: dict) -> str:
-    if e.get("b_simple") is None:
-        return "undefined"
-    low = f"{e['ci_low']:.0f}" if e.get("ci_low") is not None else "?"
-    high = f"{e['ci_high']:.0f}" if e.get("ci_high") is not None else "inf"
-    return f"{e['b_simple']:.0f} [{low}, {high}]"
-
-
-def table(found: list[dict]) -> list[str]:
-    lines = ["| batch | measured by | steps | B_simple D [95% CI] | B_simple G [95% CI] | "
-             "predicted critical batch (D / G) |", "|---|---|---|---|---|---|"]
-    for m in sorted(found, key=lambda m: (m["batch"], m["source"])):
-        s = m["summary"]
-        crit = " / ".join(str(predicted_critical_batch(s[p].get("b_simple")) or "-")
-                          for p in PLAYERS)
-        lines.append(f"| {m['batch']} | {m['source']} | {m['steps']} | {_cell(s['d'])} | "
-                     f"{_cell(s['g'])} | {crit} |")
-    return lines
-
-
-def figure(found: list[dict], path: str) -> None:
-    """B_simple (smoothed) of D and G against training steps, one line per batch size."""
-    by_batch = defaultdict(list)
-    for m in found:
-        by_batch[m["batch"]].append(m)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
-    cmap = plt.get_cmap("viridis")
-    sizes = sorted(by_batch)
-    for ax, player in zip(axes, PLAYERS):
-        for i, batch in enumerate(sizes):
-            s = by_batch[batch][0]["series"][player]
-            xy = [(x, y) for x, y in zip(s["steps"], s["b_simple"]) if y is not None and y > 0]
-            if xy:
-                ax.plot(*zip(*xy), color=cmap(i / max(len(sizes) - 1, 1)),
-                        label=f"batch {batch}")
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_xlabel("generator steps")
-        ax.set_title(f"{NAMES[player]}: B_simple = tr(Σ)/|G|² (EMA)")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("gradient noise scale")
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    grids.save_figure(fig, path)
-
-
 SOURCES = ("Rows: {runs} noise-scale runs saved in noise_scale/ and the {measured} of {budget} "
            "budget-sweep points that measured it; the {arm_points} time-to-target points that "
            "measured it are read at each target in the time-to-target section.")
-PLACED = ("{source}, batch {batch}: {name}'s B_simple against the B_crit interval of arm "
+PLACED = ("- {source}, batch {batch}: {name}'s B_simple against the B_crit interval of arm "
           "'{arm}': below at {below} of {n} IS targets, inside at {inside}, above at {above}.")
-COUPLING = ("- {name}: batch {batch}, {steps} steps, small batches from {source}, BN statistics "
-            "{bn}: B_simple D {d}, G {g}.")
 CAVEAT = ("The paper's derivation assumes one loss minimised by SGD; in a GAN each player's "
           "gradients change the other's loss, so B_simple of D and of G are each a one-player "
           "reading of a two-player game, and B_noise grows as training proceeds, so a short "
           "run's reading predicts low.")
+COUPLING = ("The estimator's coupling (its small batches share batch-norm statistics, or each "
+            "replica's own), B_simple [95% CI] from short runs:")
+BN = {True: "shared", False: "per replica"}
 
 
-def placements(found: list[dict], ttt_result: dict | None, arm: str | None) -> list[dict]:
-    """Each measurement's B_simple per player placed against the headline arm's B_crit
-    interval at every fitted IS target (lib/placement.py)."""
-    fitted = ttt.bounded_fits(((ttt_result or {}).get(arm) or {}).get("metrics", {})
-                              .get("is_mean", []))
+@dataclass(frozen=True)
+class Measurement:
+    """One measured run: where it comes from, its summary over the last window and its
+    series ({player: {steps, b_simple, ...}}); `command` of a saved noise-scale run."""
+    batch: int
+    source: str
+    steps: int
+    summary: NoiseScale
+    series: dict
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One measurement's B_simple of one player against the headline arm's B_crit interval
+    at every fitted IS target (a lib/placement.py Tally, flattened)."""
+    source: str
+    batch: int
+    player: str
+    b_simple: float
+    n: int
+    below: int
+    inside: int
+    above: int
+    ratio_low: float | None
+    ratio_high: float | None
+
+
+@dataclass(frozen=True)
+class CouplingRun:
+    """A run of noise_scale/coupling/: the BN statistics its small batches share or not."""
+    name: str
+    batch: int
+    steps: int
+    source: str
+    bn_cross_replica: bool
+    d: NoiseScaleEstimate
+    g: NoiseScaleEstimate
+
+
+@dataclass(frozen=True)
+class Counts:
+    runs: int
+    measured: int
+    budget: int
+    arm_points: int
+
+
+@dataclass(frozen=True)
+class NoiseScaleSection:
+    measurements: list[Measurement]
+    arm: str | None
+    placements: list[Placement]
+    coupling: list[CouplingRun]
+    counts: Counts
+
+
+def measurements(points: list[Point], sweep_dir: str) -> list[Measurement]:
     out = []
-    for m in found if fitted else []:
-        for p in PLAYERS:
-            b = m["summary"][p].get("b_simple")
-            if b is not None:
-                t = pl.tally((b, r["fit"]["b_crit"], *r["fit"]["b_crit_ci"]) for r in fitted)
-                out.append(dict(t.to_dict(), source=m["source"], batch=m["batch"], player=p,
-                                b_simple=b))
-    return out
+    for p in points:
+        if p.record.noise_scale is None:
+            continue
+        series = (records.read_noise_series(p.dir) or {}).get("series") or {
+            player: dict(steps=[h.step for h in p.history],
+                         b_simple=[getattr(h, f"b_simple_{player}") for h in p.history])
+            for player in PLAYERS}
+        out.append(Measurement(p.record.global_batch_size, f"sweep, seed {p.record.seed}",
+                               p.record.steps, p.record.noise_scale, series))
+    return out + [Measurement(run.global_batch_size, f"noise-scale run ({name})", run.steps,
+                              run.noise_scale, run.series, run.command)
+                  for name, run in sweep_files.read_noise_scale_runs(sweep_dir)
+                  if run.noise_scale]
 
 
-def coupling(sweep_dir: str) -> list[dict]:
-    """The estimator's coupling: runs in noise_scale/coupling/ with shared and with per-replica
-    batch-norm statistics between its small batches."""
-    return [dict(name=name, batch=run.global_batch_size, steps=run.steps,
-                 source=run.noise_scale.source, bn_cross_replica=run.bn_cross_replica,
-                 d=run.noise_scale.d.to_dict(), g=run.noise_scale.g.to_dict())
+def placements(found: list[Measurement], fits: list[Fit]) -> list[Placement]:
+    """Each measurement's B_simple per player against every bounded fit's B_crit interval."""
+    return [Placement(m.source, m.batch, p, b, **asdict(pl.tally(
+                (b, f.b_crit, *f.b_crit_ci) for f in fits)))
+            for m in (found if fits else []) for p in PLAYERS
+            if (b := getattr(m.summary, p).b_simple) is not None]
+
+
+def coupling(sweep_dir: str) -> list[CouplingRun]:
+    return [CouplingRun(name, run.global_batch_size, run.steps, run.noise_scale.source,
+                        run.bn_cross_replica, run.noise_scale.d, run.noise_scale.g)
             for name, run in sweep_files.read_noise_scale_runs(sweep_dir, "coupling")
             if run.noise_scale]
 
 
-def compute(study, earlier: dict) -> dict | None:
+def compute(study, earlier: dict) -> NoiseScaleSection | None:
     found = measurements(study.compared, study.sweep_dir)
     if not found:
         return None
     arm = ttt.headline_arm(study)
-    arm_points = [p for a in study.time_to_target_arms for p in study.arm(a)
-                  if p.record.noise_scale]
-    return dict(measurements=found, arm=arm,
-                placements=placements(found, earlier.get(ttt.KEY), arm),
-                coupling=coupling(study.sweep_dir),
-                counts=dict(runs=sum(m["source"].startswith("noise-scale run") for m in found),
-                            measured=sum(p.record.noise_scale is not None
-                                         for p in study.compared),
-                            budget=len(study.compared), arm_points=len(arm_points)))
+    counts = Counts(sum(m.command is not None for m in found),
+                    sum(p.record.noise_scale is not None for p in study.compared),
+                    len(study.compared), sum(p.record.noise_scale is not None
+                                             for a in study.time_to_target_arms
+                                             for p in study.arm(a)))
+    fitted = (earlier.get(ttt.KEY) or {}).get(arm)
+    fits = [r.fit for r in fitted.metrics["is_mean"] if r.fit and r.fit.bounded] if fitted else []
+    return NoiseScaleSection(found, arm, placements(found, fits), coupling(study.sweep_dir),
+                             counts)
 
 
-def render(result: dict, study) -> str:
+def _cell(e: NoiseScaleEstimate) -> str:
+    if e.b_simple is None:
+        return "undefined"
+    low = "?" if e.ci_low is None else f"{e.ci_low:.0f}"
+    high = "inf" if e.ci_high is None else f"{e.ci_high:.0f}"
+    return f"{e.b_simple:.0f} [{low}, {high}]"
+
+
+def render(result: NoiseScaleSection, study) -> str:
+    rows = [[str(m.batch), m.source, str(m.steps), _cell(m.summary.d), _cell(m.summary.g),
+             " / ".join(str(predicted_critical_batch(getattr(m.summary, p).b_simple) or "-")
+                        for p in PLAYERS)]
+            for m in sorted(result.measurements, key=lambda m: (m.batch, m.source))]
     lines = ["## Gradient noise scale and the critical batch", "",
-             SOURCES.format(**result["counts"]), "", *table(result["measurements"]), ""]
-    lines += ["- " + PLACED.format(name=NAMES[p["player"]], arm=result["arm"], **p)
-              for p in result["placements"]]
-    lines += ["", CAVEAT, "", f"![B_simple vs steps]({FIGURE})"]
-    if result["coupling"]:
-        lines += ["", "The estimator's coupling (its small batches share batch-norm "
-                  "statistics), B_simple [95% CI] from short runs:", ""]
-        lines += [COUPLING.format(bn="shared" if c["bn_cross_replica"] else "per replica",
-                                  **{k: v for k, v in c.items() if k not in ("d", "g")},
-                                  d=_cell(c["d"]), g=_cell(c["g"])) for c in result["coupling"]]
-    commands = sorted({m["command"] for m in result["measurements"] if m.get("command")})
-    if commands:
-        lines += ["", "Measured with:", "", *[f"    {c}" for c in commands]]
+             SOURCES.format(**asdict(result.counts)), "",
+             markdown.table(["batch", "measured by", "steps", "B_simple D [95% CI]",
+                             "B_simple G [95% CI]", "predicted critical batch (D / G)"], rows),
+             "", *[PLACED.format(name=p.player.upper(), arm=result.arm, **asdict(p))
+                   for p in result.placements],
+             "", CAVEAT, "", f"![B_simple vs steps]({FIGURE})"]
+    if result.coupling:
+        lines += ["", COUPLING, "", markdown.table(
+            ["run", "batch", "steps", "small batches from", "BN statistics", "B_simple D",
+             "B_simple G"],
+            [[c.name, str(c.batch), str(c.steps), c.source, BN[c.bn_cross_replica], _cell(c.d),
+              _cell(c.g)] for c in result.coupling])]
+    commands = sorted({m.command for m in result.measurements if m.command})
+    lines += ["", "Measured with:", "", *[f"    {c}" for c in commands]] if commands else []
     return "\n".join(lines) + "\n"
 
 
-def draw(result: dict, study) -> None:
-    figure(result["measurements"], os.path.join(study.out_dir, FIGURE))
+def draw(result: NoiseScaleSection, study) -> None:
+    plots.noise_scale_figure(result.measurements, os.path.join(study.out_dir, FIGURE))

@@ -41,16 +41,16 @@ def test_the_section_chooses_the_planted_factors_and_draws_its_figures(tmp_path)
     study = study_of(planted(), root=tmp_path, comparison=COMPARISON,
                      arms=tuple(ARMS.values()), bootstrap=50)
     result = section.compute(study, {})
-    assert result["base_lr"] == BASE_LR and result["runs"] == 32
-    row = next(r for r in result["rows"] if r["target"] == 7.0)
+    assert result.base_lr == BASE_LR and result.runs == 32
+    row = next(r for r in result.rows if r.target == 7.0)
     # nearest grid factor to 1.2 (B / 64)^0.5: 0.6 -> 0.5, 1.2 -> 1, 2.4 -> 2, 3.4 -> 4 (the
     # grid's top: not bracketed, and 8 is the run to do next)
-    assert {b: c["factor"] for b, c in row["choices"].items()} == {
+    assert {b: c.factor for b, c in row.choices.items()} == {
         "16": 0.5, "64": 1.0, "256": 2.0, "512": 4.0}
-    assert row["choices"]["512"]["bracket"] == "best at the highest factor"
-    assert row["choices"]["512"]["next_factor"] == 8.0
-    assert row["choices"]["64"]["bracket"] == "bracketed"
-    assert row["fits"]["all"]["fit"]["b_crit"] > 0
+    assert row.choices["512"].bracket == "best at the highest factor"
+    assert row.choices["512"].next_factor == 8.0
+    assert row.choices["64"].bracket == "bracketed"
+    assert row.fits["all"].fit.b_crit > 0
     md = section.render(result, study)
     assert md.startswith("## The lr tuned per batch size (v5)")
     assert "| 7.0 | 0.5 / 1 / 2 / 4 |" in md

@@ -27,8 +27,8 @@ def test_equal_images_curves_mean_and_seed_band(captured):
     assert path.endswith("equal_images.png")
     is_ax, acc_ax = fig.axes
     lines = is_ax.get_lines()
-    assert [line.get_label() for line in lines] == ["batch 64 x 800 steps (3 seeds)",
-                                                    "batch 512 x 100 steps (2 seeds)"]
+    assert [line.get_label() for line in lines] == ["batch 64 x 800 steps (seeds: 3)",
+                                                    "batch 512 x 100 steps (seeds: 2)"]
     x, y = lines[0].get_data()
     assert list(x) == [200 * 128, 400 * 128, 600 * 128, 800 * 128]  # images seen
     assert list(y) == pytest.approx([2.0, 3.0, 4.0, 6.0])  # mean over seeds

@@ -53,8 +53,8 @@ def test_a_planted_grid_gives_back_its_best_factors_b_crit_and_lr_exponent():
     fit = lr_search.tuned_fit(runs, choices, "is_mean", TARGET, n_dis=2, bootstrap=200)
     # grid factors miss the best by up to sqrt 2: a penalty of exp(log(sqrt 2)^2) = 1.13 at
     # most, which bends the curve a little; B_crit 200 comes back within 15%
-    assert fit.fit["b_crit"] == pytest.approx(200, rel=0.15)
-    assert fit.b_crit_ci[0] < fit.fit["b_crit"] < fit.b_crit_ci[1]
+    assert fit.fit.b_crit == pytest.approx(200, rel=0.15)
+    assert fit.b_crit_ci[0] < fit.fit.b_crit < fit.b_crit_ci[1]
     rule = lr_search.lr_rule(runs, choices, "is_mean", TARGET, bootstrap=200)
     assert rule.exponent == pytest.approx(0.5, abs=0.1)
     assert rule.rules["square root"] == "inside" and rule.rules["none"] == "outside"
@@ -158,13 +158,13 @@ def test_a_best_lr_that_rises_then_falls_is_reported_as_such():
 def test_the_next_factor_brackets_what_is_not():
     edge = [r for r in planted() if r.factor <= 2.0]
     choices = lr_search.choose(edge, "is_mean", TARGET)
-    assert lr_search.next_factor(choices[512]) == 4.0  # best at the highest: twice it
-    assert lr_search.next_factor(choices[16]) is None  # bracketed
+    assert choices[512].next_factor == 4.0  # best at the highest: twice it
+    assert choices[16].next_factor is None  # bracketed
     low = lr_search.choose([r for r in planted() if r.factor >= 1.0], "is_mean", TARGET)
-    assert lr_search.next_factor(low[16]) == 0.5
+    assert low[16].next_factor == 0.5
     # batch 512 searched at 1 and 2.83 (the probe) and 8: the gap below 2.83 gets factor 2
     probe = [run(512, f, s, 1000 * math.exp(math.log(f / 2.5) ** 2))
              for f in (1.0, 2.828427, 8.0) for s in (0, 1)]
     [c] = lr_search.choose(probe, "is_mean", TARGET).values()
     assert c.factor == 2.828427 and c.bracket == lr_search.WIDE_GAP
-    assert lr_search.next_factor(c) == 4.0  # the wider side: 2.83 -> 8 (2.83x) vs 1 (2.83x)
+    assert c.next_factor == 4.0  # the wider side: 2.83 -> 8 (2.83x) vs 1 (2.83x)
