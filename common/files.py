@@ -6,7 +6,6 @@ write to a temporary file in the same directory, fsync, then `os.replace`.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import io
 import json
@@ -58,8 +57,6 @@ def atomic_write_json(path: str | os.PathLike, obj) -> None:
 
 
 def _jsonable(x):
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):  # e.g. a report's typed result
-        return dataclasses.asdict(x)
     if hasattr(x, "item"):  # numpy scalars
         return x.item()
     if hasattr(x, "tolist"):

@@ -50,4 +50,4 @@ def write_report(sweep_dir: str, comparison: StudyComparison | None = None,
     files.atomic_write_json(os.path.join(out, "analysis.json"), analysis)
     log.info(md)
     log.info("report written to %s", out)
-    return dict(rows=rows, analysis=analysis, markdown=md, dir=out)
+    return dict(rows=rows, analysis=analysis, results=results, markdown=md, dir=out)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments.reporting.lib.metrics import BY_FIELD
+from experiments.reporting.lib.metrics import METRICS as REGISTRY
 
 # the scores with a target grid (lib/metrics.py), by record field: what a curve holds
-METRICS = {f: m for f, m in BY_FIELD.items() if m.targets}
+METRICS = {m.field: m for m in REGISTRY.values() if m.targets}
 MIN_BATCH_SIZES = 3  # a target is analysed when this many batch sizes reach it (S has 2 params)
 PLAYERS = ("d", "g")
 

@@ -163,7 +163,7 @@ def rank_agreements(rows: list[BatchScores], extractors) -> list[RankAgreement]:
             x, y = np.array(pairs).T
             rho = float(stats.spearmanr(x, y).statistic)
             out.append(RankAgreement(arm, metric, len(pairs), rho,
-                                     statistics.exact_spearman_p(x, y)))
+                                     statistics.spearman_p(x, y)))
     return out
 
 

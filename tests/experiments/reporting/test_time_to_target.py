@@ -119,10 +119,10 @@ def _keys(data):
 
 
 def _report(sweep, comparison=None):
-    """(rows, in-memory analysis, analysis.json, report.md) of a full report of the sweep."""
+    """(rows, typed results, analysis.json, report.md) of a full report of the sweep."""
     out = write_report(sweep, comparison, bootstrap=0)
     with open(os.path.join(sweep, "report", "analysis.json")) as f:
-        return out["rows"], out["analysis"], json.load(f), out["markdown"]
+        return out["rows"], out["results"], json.load(f), out["markdown"]
 
 
 def test_the_report_writes_the_typed_results_and_takes_the_comparison_from_the_config(sweep):
