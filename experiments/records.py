@@ -1,4 +1,4 @@
-"""Typed records of a run and their files: the one place that knows what a point directory holds.
+"""A point directory's files: the one place that knows what a point directory holds.
 
     POINT/config.json        the exact RunConfig (written before training starts)
     POINT/eval_history.json  every evaluation during training: [Scores, ...]
@@ -10,24 +10,52 @@
     POINT/checkpoints/       training state (not committed with results)
 
 Running writes these files and reporting reads them; both import this module, neither imports
-the other. Every record has one JSON round trip (`to_dict` / `from_dict`); a file that does not
-parse is reported and treated as absent, never as a crash. Paths inside records are relative
-to the point directory, so committed results hold no machine paths.
+the other. The records themselves are defined beside it (score_records.py: what an evaluation
+measured; point_record.py: the finished point; record_base.py: their JSON round trip) and
+re-exported here, so `from experiments.records import Scores` keeps working. A file that does
+not parse is reported and treated as absent, never as a crash. Paths inside records are
+relative to the point directory, so committed results hold no machine paths.
 """
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import logging
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from common import faults, files
-from common.dataclass_json import from_dict
-from common.errors import UserError
 from experiments.config import ConfigError, RunConfig
+from experiments.point_record import (
+    FINISHED,
+    Environment,
+    NoiseScale,
+    NoiseScaleEstimate,
+    PointRecord,
+)
+from experiments.record_base import Record, RecordError
+from experiments.score_records import (
+    CasRecipe,
+    CasScore,
+    MemorisationScore,
+    NearestPair,
+    Protocol,
+    RealRow,
+    Scores,
+)
+
+# the record types are defined beside this module and read from here, as before the split
+__all__ = [
+    "FINISHED", "Environment", "NoiseScale", "NoiseScaleEstimate", "PointRecord",
+    "Record", "RecordError",
+    "CasRecipe", "CasScore", "MemorisationScore", "NearestPair", "Protocol", "RealRow", "Scores",
+    "METRICS", "HISTORY", "INTERRUPTIONS", "NOISE_SCALE", "ENVIRONMENT", "CONFIG", "SAMPLES",
+    "GENERATOR", "POINTS", "Point",
+    "read_json", "read_config", "write_config", "read_record", "write_record", "read_history",
+    "write_history", "read_noise_series", "write_noise_series", "read_interruptions",
+    "add_interruption", "read_environments", "write_environments", "arm_of_name",
+    "load_point", "load_points", "finite",
+]
 
 log = logging.getLogger(__name__)
 
@@ -39,326 +67,7 @@ ENVIRONMENT = "environment.json"
 CONFIG = "config.json"
 SAMPLES = "samples"
 GENERATOR = os.path.join(SAMPLES, "generator.npz")
-FINISHED = ("done", "diverged")
 POINTS = "points"  # SWEEP/points/NAME: a sweep's point directories (sweep_files.py)
-
-
-class RecordError(UserError, ValueError):
-    """A record file exists but cannot be read as the record it should be."""
-
-
-class _Record:
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict):
-        return from_dict(cls, d, RecordError)
-
-    def replace(self, **changes):
-        return dataclasses.replace(self, **changes)
-
-
-@dataclass(frozen=True)
-class Protocol(_Record):
-    """Everything a reader needs to compare a score: FID depends on the sample counts, the
-    reference split, the classifier and its input resizing (10k/5k vs 50k/50k differ by
-    several points for the same model), so no score is stored without this."""
-    protocol: str
-    classifier: str
-    classifier_version: str | None
-    classifier_resize: str | None
-    classifier_features: str | None
-    n_real: int
-    n_fake: int
-    reference_split: str
-    is_splits: int
-    kid_subsets: int
-    bn_mode: str
-    seed: int
-    eval_batch_size: int
-    metric_implementation: str
-    reference_selection: str = "first n_real examples of the split in stored order"
-    kid_std: str = "standard error of TF-GAN's block estimator"
-    # precision/recall/density/coverage k-NN distances; records written before this field
-    # existed computed them in float64 (uncentred)
-    knn_dtype: str = "float64"
-    standing_batches: int | None = None
-    replicas: int | None = None
-    step: int | None = None
-    eval_wall_time_s: float | None = None
-    dataset: str | None = None
-    resolution: int | None = None
-
-
-@dataclass(frozen=True)
-class Scores(_Record):
-    """One evaluation of a generator (IS over splits, FID, KID), with its protocol."""
-    is_mean: float
-    is_std: float
-    fid: float
-    kid_mean: float
-    kid_std: float
-    n_fake: int
-    n_real: int
-    protocol: Protocol
-    step: int | None = None
-    images_seen: int | None = None
-    classify_time_s: float | None = None
-    metrics_time_s: float | None = None
-    # recognisability (None where they do not apply, e.g. accuracy of an unconditional model)
-    accuracy: float | None = None  # classifier top-1 vs the conditioning labels
-    per_class_accuracy: list | None = None
-    intra_fid: float | None = None  # mean of the per-class FIDs
-    per_class_fid: list | None = None
-    precision: float | None = None  # improved precision/recall, k = 3
-    recall: float | None = None
-    density: float | None = None  # density/coverage, k = 5
-    coverage: float | None = None
-    # the gradient noise scale's smoothed B_simple for D and G at this step (NoiseScale says how)
-    b_simple_d: float | None = None
-    b_simple_g: float | None = None
-
-
-@dataclass(frozen=True)
-class CasRecipe(_Record):
-    """The fixed recipe of a Classification Accuracy Score (Ravuri & Vinyals, arXiv 1905.10887):
-    a classifier trained only on `per_class` images of every class, tested on the real
-    `test_split`. Every field changes the score, so all of them make its key."""
-    per_class: int = 1000
-    epochs: int = 3
-    batch_size: int = 128
-    learning_rate: float = 2e-3
-    seed: int = 0  # weights' initialisation, dropout and the data order
-    sample_seed: int = 1234  # the generator's latents
-    # BN's moving-average momentum: a short run (80 steps of 2,000 images) at Keras' 0.99 kept
-    # 45% of the initial statistics and tested at 0.40 against 0.77 in training
-    bn_momentum: float = 0.9
-    architecture: str = ("the shipped Fashion-MNIST classifier's CNN at half width, fresh "
-                         "weights: 3 x (conv3x3-BN-ReLU-maxpool, 16/32/64), dropout 0.3, "
-                         "dense 128, dropout 0.3, dense 10")
-    optimizer: str = "adam, cosine decay to 0, sparse softmax cross-entropy"
-    augmentation: str = "none"
-    test_split: str = "test"
-
-    def __post_init__(self):
-        for name in ("per_class", "epochs", "batch_size"):
-            if getattr(self, name) < 1:
-                raise RecordError(f"CAS recipe: {name} must be >= 1, got {getattr(self, name)}")
-        if not self.learning_rate > 0:
-            raise RecordError(f"CAS recipe: learning_rate must be > 0, got {self.learning_rate}")
-        if not 0 <= self.bn_momentum < 1:
-            raise RecordError(f"CAS recipe: bn_momentum must be in [0, 1), got {self.bn_momentum}")
-
-    @property
-    def key(self) -> str:
-        """Names the recipe in PointRecord.cas: its counts and schedule, and a digest of all."""
-        digest = hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:8]
-        return (f"cas_{self.per_class}pc_e{self.epochs}_b{self.batch_size}_s{self.seed}_"
-                f"z{self.sample_seed}_{digest}")
-
-
-@dataclass(frozen=True)
-class CasScore(_Record):
-    """A CAS: top-1 of a `recipe` classifier on the real test split, overall and per class.
-    `trained_on` is 'generated' (a point's generator, sampled in BN mode `bn_mode`) or the real
-    split that gives the ceiling ('train': the first `per_class` images of each class)."""
-    recipe: CasRecipe
-    trained_on: str
-    accuracy: float
-    per_class_accuracy: list[float]
-    n_train: int
-    n_test: int
-    train_accuracy_last_epoch: float
-    train_time_s: float
-    wall_time_s: float
-    bn_mode: str | None = None
-    step: int | None = None
-
-
-@dataclass(frozen=True)
-class NearestPair(_Record):
-    """A generated image (index in the sampled set) and its nearest training image."""
-    generated_index: int
-    train_index: int
-    distance: float
-    label: int | None = None  # the class the generated image was conditioned on
-
-
-@dataclass(frozen=True)
-class MemorisationScore(_Record):
-    """How close generated images come to the training set, against real held-out images.
-
-    Exact nearest-neighbour L2 distances in `space` ('pixels': [-1, 1] images; else a
-    classifier's features) from `n_generated` generated images and from `n_test` real test
-    images to the `n_train` training images. `threshold` is the `percentile`-th percentile of
-    the test images' distances; `fraction_closer` the share of generated images nearer than it
-    (~percentile/100 when they are as close to the training set as unseen real images are,
-    ~1 when they copy it). `closest` holds the closest pairs, nearest first."""
-    space: str
-    classifier: str | None
-    classifier_version: str | None
-    n_generated: int
-    n_test: int
-    n_train: int
-    percentile: float
-    threshold: float
-    fraction_closer: float
-    generated_median: float
-    test_median: float
-    closest: list[NearestPair]
-    seed: int
-    bn_mode: str | None
-    wall_time_s: float
-    step: int | None = None
-
-    @staticmethod
-    def key_for(space: str, classifier_version: str | None, n_generated: int,
-                percentile: float, seed: int, bn_mode: str | None) -> str:
-        where = space if classifier_version is None else f"{space}@{classifier_version[:12]}"
-        return f"{where}/n{n_generated}/p{percentile:g}/seed{seed}/{bn_mode}"
-
-    @property
-    def key(self) -> str:
-        return self.key_for(self.space, self.classifier_version, self.n_generated,
-                            self.percentile, self.seed, self.bn_mode)
-
-
-@dataclass(frozen=True)
-class RealRow(_Record):
-    """Every metric of the tables with real images in the generator's place: the first
-    `scores.n_fake` images of `stand_in_split` scored under the protocol (against the
-    reference split, as generated samples are), so each table row has its ceiling beside it.
-    `reference_is_*`: the reference split's own IS; `self_fid`: the reference against itself
-    (0 up to rounding: the floor of FID). `cas_ceiling`: the CAS recipe trained on real
-    training images. `memorisation_threshold` / `memorisation_test_median`: per space, the
-    percentile (`memorisation_percentile`) and median of the real test images' distances to
-    the nearest training image."""
-    cache_key: dict
-    stand_in_split: str
-    scores: Scores
-    reference_is_mean: float
-    reference_is_std: float
-    self_fid: float
-    cas_ceiling: CasScore | None
-    memorisation_percentile: float
-    memorisation_threshold: dict[str, float]
-    memorisation_test_median: dict[str, float]
-    wall_time_s: float
-
-
-@dataclass(frozen=True)
-class NoiseScaleEstimate(_Record):
-    """One player's B_simple over the run's last window (sngan.noise_scale.window_summary):
-    ratio of window means with a bootstrap interval (ci_high None: unbounded), and the mean and
-    spread of the smoothed series over the window."""
-    measurements: int
-    window_start: int | None
-    b_simple: float | None
-    ci_low: float | None
-    ci_high: float | None
-    ema_mean: float | None
-    ema_std: float | None
-
-
-@dataclass(frozen=True)
-class NoiseScale(_Record):
-    """A run's gradient noise scale and the protocol that measured it: the estimator, where
-    the small batches came from, every how many steps, the EMA, the window and the two batch
-    sizes per player ({'d': [b_small, b_big], 'g': [...]})."""
-    estimator: str
-    source: str
-    every: int
-    ema_decay: float
-    window_fraction: float
-    batches: dict
-    d: NoiseScaleEstimate
-    g: NoiseScaleEstimate
-
-
-@dataclass(frozen=True)
-class Environment(_Record):
-    """What one run of a point ran on (experiments/environment.py collects it).
-
-    `source` is 'measured' when the run wrote it, 'reconstructed' for points made before
-    records kept it (then `note` says where the facts come from). `started_at_step`: the step
-    the run started or resumed from."""
-    source: str
-    started_at_step: int
-    suite_commit: str | None
-    suite_dirty: bool | None
-    python: str | None
-    packages: dict
-    cpu_model: str | None
-    cpu_flags: list
-    devices: list
-    replicator: str | None
-    recorded_at: str | None = None
-    note: str | None = None
-
-    def __post_init__(self):
-        if self.source not in ("measured", "reconstructed"):
-            raise RecordError(f"environment source {self.source!r} is not 'measured' or "
-                              "'reconstructed'")
-
-
-@dataclass(frozen=True)
-class PointRecord(_Record):
-    """A finished point: what ran, how long it took and its final scores.
-
-    The config lives in config.json and the curve in eval_history.json; this record repeats
-    neither. `evaluations` holds re-scorings of the final checkpoint under other protocols or
-    BN modes, keyed 'protocol/bn_mode'.
-    """
-    status: str  # 'done' or 'diverged'
-    global_batch_size: int
-    seed: int
-    replicas: int
-    bn_batch_per_replica: int
-    bn_cross_replica: bool
-    steps: int
-    images_seen: int
-    train_wall_time_s: float
-    eval_wall_time_s: float = 0.0
-    point_wall_time_s: float = 0.0
-    point: str | None = None
-    # the sweep arm the point belongs to ('' the main arm); records written before it was kept
-    # hold None, and load_point derives it once from the point's name (bsBBBB_seedS_ARM)
-    arm: str | None = None
-    final: Scores | None = None
-    diverged_at: int | None = None
-    last_losses: dict | None = None
-    sweep_lr_scaling: str | None = None
-    sweep_budget: str | None = None
-    evaluations: dict[str, Scores] = field(default_factory=dict)
-    # the final checkpoint scored again with evaluation seeds seed+1, seed+2, ...
-    replicates: list[Scores] = field(default_factory=list)
-    # the final generator's weights (relative to the point directory) and their SHA-256
-    generator_weights: str | None = None
-    generator_sha256: str | None = None
-    # whether the training step ran with XLA (train.jit_compile=None decides per device and
-    # falls back without XLA if compilation fails); None in records from before it was kept
-    jit_compile: bool | None = None
-    # the gradient noise scale over the last window (None: not measured)
-    noise_scale: NoiseScale | None = None
-    # steps at which a SIGTERM made a run checkpoint and stop, and steps later runs resumed
-    # from (after a preemption or any other interruption), in order (POINT/interruptions.json)
-    preempted_at: list[int] = field(default_factory=list)
-    resumed_from: list[int] = field(default_factory=list)
-    # the step a train.stop_at condition ended the run at (None: it ran to train.steps)
-    stopped_at: int | None = None
-    # the environment of each run of the point, in order (empty in records made before)
-    environments: list[Environment] = field(default_factory=list)
-    # Classification Accuracy Scores of the final generator, keyed by CasRecipe.key
-    cas: dict[str, CasScore] = field(default_factory=dict)
-    # memorisation checks of the final generator, keyed by MemorisationScore.key
-    memorisation: dict[str, MemorisationScore] = field(default_factory=dict)
-
-    def __post_init__(self):
-        if self.status not in FINISHED:
-            raise RecordError(f"status {self.status!r} is not one of {list(FINISHED)}")
-        if self.status == "done" and self.final is None:
-            raise RecordError("a 'done' point needs its final scores")
 
 
 @dataclass(frozen=True)

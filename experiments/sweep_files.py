@@ -96,7 +96,7 @@ def points_by_arm(sweep_dir: str) -> dict[str, list[Point]]:
 
 
 @dataclass(frozen=True)
-class NoiseScaleRun(records._Record):
+class NoiseScaleRun(records.Record):
     """A saved `python -m experiments noise-scale --save FILE` run: its settings, the noise
     scale over its last window (records.NoiseScale) and the measured series
     ({player: {steps, b_simple, ...}})."""

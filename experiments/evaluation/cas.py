@@ -65,6 +65,7 @@ def train_and_test(x_train, y_train, x_test, y_test, recipe: CasRecipe,
     import keras
 
     from experiments.evaluation.classifiers import fashion_mnist
+    from experiments.evaluation.classifiers.fitting import fit_logits
 
     if recipe.architecture != RECIPE.architecture:
         raise CasError(f"CAS: only the architecture {RECIPE.architecture!r} is implemented")
@@ -72,21 +73,14 @@ def train_and_test(x_train, y_train, x_test, y_test, recipe: CasRecipe,
     x_test, y_test = check_images(x_test, y_test, "test set", num_classes)
     keras.utils.set_random_seed(recipe.seed)
     model = fashion_mnist.build_model(CHANNELS, recipe.bn_momentum)
-    trainable = keras.Model(model.input, model.output["logits"])
-    steps = recipe.epochs * int(np.ceil(len(x_train) / recipe.batch_size))
-    schedule = keras.optimizers.schedules.CosineDecay(recipe.learning_rate, decay_steps=steps)
-    trainable.compile(optimizer=keras.optimizers.Adam(schedule),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=["accuracy"])
-    t0 = time.perf_counter()
-    history = trainable.fit(x_train, y_train, batch_size=recipe.batch_size,
-                            epochs=recipe.epochs, shuffle=True, verbose=0)
-    train_time = time.perf_counter() - t0
-    logits = trainable.predict(x_test, batch_size=500, verbose=0)
+    fit = fit_logits(model, x_train, y_train, optimizer_for=keras.optimizers.Adam,
+                     learning_rate=recipe.learning_rate, epochs=recipe.epochs,
+                     batch_size=recipe.batch_size, verbose=0)
+    logits = fit.logits_model.predict(x_test, batch_size=500, verbose=0)
     scores = conditional_accuracy(logits, y_test, num_classes)
     return dict(scores, n_train=len(x_train), n_test=len(x_test),
-                train_accuracy_last_epoch=float(history.history["accuracy"][-1]),
-                train_time_s=round(train_time, 3))
+                train_accuracy_last_epoch=fit.train_accuracy_last_epoch,
+                train_time_s=round(fit.train_time_s, 3))
 
 
 def cas_score(x_train, y_train, x_test, y_test, recipe: CasRecipe, trained_on: str,

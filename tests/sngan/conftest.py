@@ -1,9 +1,16 @@
 """Shared fixtures for the model-library tests."""
+import keras
 import pytest
 from synthetic_data import synthetic_input_fn
 from tiny_configs import TINY_RUN_TRAIN, tiny_model
 
 from replication import make_replicator
+
+
+@pytest.fixture
+def keras_seed0():
+    """Keras initialisers draw from its global seed: fix it so every run sees the same weights."""
+    keras.utils.set_random_seed(0)
 
 
 @pytest.fixture(scope="session")

@@ -212,7 +212,7 @@ def test_generator_on_4_replicas_equals_one_device_with_cross_replica_bn(strateg
                      labels[2 * ctx.replica_id_in_sync_group:][:2]))
     out = tf.function(lambda s: strategy4.run(
         lambda zz, yy: g(zz, yy, training=True), args=s))(shards)
-    # (per-replica BN differing from this is checked on the layer, test_layers.py)
+    # (per-replica BN differing from this is checked on the layer, test_layers_batch_norm.py)
     np.testing.assert_allclose(np.concatenate(strategy4.experimental_local_results(out)),
                                expected, atol=2e-5)
     for bn_one, bn_four in zip(one.bn_layers, g.bn_layers):

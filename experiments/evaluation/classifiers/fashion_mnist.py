@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import platform
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,7 @@ from common import files
 from common.errors import WeightsError
 from common.files import file_sha256
 from experiments.evaluation.classifiers.base import run_in_batches
+from experiments.evaluation.classifiers.fitting import fit_logits
 
 log = logging.getLogger(__name__)
 
@@ -171,22 +171,16 @@ def train_classifier(output_path: str | os.PathLike | None = None, epochs: int |
     x_test, y_test = _split("test", data_dir)
 
     model = build_model()
-    trainable = keras.Model(model.input, model.output["logits"])
-    steps = epochs * int(np.ceil(len(x_train) / batch_size))
-    schedule = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps=steps)
-    trainable.compile(optimizer=keras.optimizers.Adam(schedule),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=["accuracy"])
-    t0 = time.perf_counter()
-    history = trainable.fit(x_train, y_train, batch_size=batch_size, epochs=epochs,
-                            shuffle=True, verbose=2)
-    train_time = time.perf_counter() - t0
+    fit = fit_logits(model, x_train, y_train, optimizer_for=keras.optimizers.Adam,
+                     learning_rate=learning_rate, epochs=epochs, batch_size=batch_size,
+                     verbose=2)
+    train_time = fit.train_time_s
     logits, _ = FashionMNISTClassifier(model, "unsaved").activations(x_test)
     test_accuracy = float(np.mean(np.argmax(logits, axis=1) == y_test))
     digest = save_weights(model, output_path)
     record = dict(
         name=NAME, sha256=digest, test_accuracy=round(test_accuracy, 6),
-        train_accuracy_last_epoch=round(float(history.history["accuracy"][-1]), 6),
+        train_accuracy_last_epoch=round(fit.train_accuracy_last_epoch, 6),
         epochs=epochs, seed=seed, batch_size=batch_size, learning_rate=learning_rate,
         optimizer="adam, cosine decay to 0", parameters=int(model.count_params()),
         feature_dim=FEATURE_DIM, features=FEATURE_LAYER,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import platform
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,7 @@ from experiments.evaluation.classifiers.fashion_mnist import (
     record_path,
     save_weights,
 )
+from experiments.evaluation.classifiers.fitting import fit_logits
 
 log = logging.getLogger(__name__)
 
@@ -138,27 +138,23 @@ def train_classifier(output_path: str | os.PathLike | None = None, epochs: int |
         x_train, y_train = x_train[:limit], y_train[:limit]
 
     model = build_model()
-    trainable = keras.Model(model.input, model.output["logits"])
     batch_size = RECIPE["batch_size"]
-    steps = epochs * int(np.ceil(len(x_train) / batch_size))
-    schedule = keras.optimizers.schedules.CosineDecay(RECIPE["learning_rate"],
-                                                      decay_steps=steps)
-    optimizer = keras.optimizers.SGD(schedule, momentum=RECIPE["momentum"], nesterov=True,
-                                     weight_decay=RECIPE["weight_decay"])
-    trainable.compile(optimizer=optimizer,
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=["accuracy"])
-    t0 = time.perf_counter()
-    history = trainable.fit(x_train, y_train, batch_size=batch_size, epochs=epochs,
-                            shuffle=True, verbose=2)
-    train_time = time.perf_counter() - t0
+
+    def sgd(schedule):
+        return keras.optimizers.SGD(schedule, momentum=RECIPE["momentum"], nesterov=True,
+                                    weight_decay=RECIPE["weight_decay"])
+
+    fit = fit_logits(model, x_train, y_train, optimizer_for=sgd,
+                     learning_rate=RECIPE["learning_rate"], epochs=epochs,
+                     batch_size=batch_size, verbose=2)
+    train_time = fit.train_time_s
     logits, _ = FashionMNISTResNet(model, "unsaved").activations(x_test)
     test_accuracy = float(np.mean(np.argmax(logits, axis=1) == y_test))
     digest = save_weights(model, output_path)
     command = f"{TRAIN_COMMAND} --epochs {epochs} --seed {seed}"
     record = dict(
         name=NAME, sha256=digest, test_accuracy=round(test_accuracy, 6),
-        train_accuracy_last_epoch=round(float(history.history["accuracy"][-1]), 6),
+        train_accuracy_last_epoch=round(fit.train_accuracy_last_epoch, 6),
         architecture=(f"pre-activation ResNet: conv3x3 stride-2 stem, {len(WIDTHS)} stages x "
                       f"{BLOCKS_PER_STAGE} residual block(s), widths {list(WIDTHS)}, global "
                       f"average pooling, dense {FEATURE_DIM}, dense {NUM_CLASSES}"),
