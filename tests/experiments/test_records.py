@@ -203,4 +203,5 @@ def test_cas_and_memorisation_scores_round_trip_in_a_point_record():
     back = PointRecord.from_dict(json.loads(json.dumps(record.to_dict())))
     assert back == record and back.cas[recipe.key].recipe.epochs == 3
     assert list(back.memorisation) == ["pixels/n5000/p5/seed1234/batch"]
-    assert PointRecord.from_dict(raw_record()).cas == {}  # records from before: empty
+    before = {k: v for k, v in raw_record().items() if k not in ("cas", "memorisation")}
+    assert PointRecord.from_dict(before).cas == {}  # records from before: empty
