@@ -9,7 +9,8 @@ import pathlib
 import re
 
 import pytest
-from test_docs import _resolve
+
+from experiments.reporting.build_docs import lookup
 
 from experiments.reporting import report
 
@@ -49,7 +50,7 @@ def test_the_key_map_moves_what_moved():
 
 @pytest.mark.parametrize("file,path,value", OLD, ids=[f"{f}:{p}" for f, p, _ in OLD])
 def test_every_headline_number_is_unchanged_under_its_new_key(file, path, value):
-    now = _resolve(_committed()[file], new_path(path))
+    now = lookup(_committed(), f"{file} {new_path(path)}")
     if isinstance(value, float):  # the bootstrap's last digits differ between BLAS builds
         assert math.isclose(now, value, rel_tol=1e-9), (path, now, value)
     else:
