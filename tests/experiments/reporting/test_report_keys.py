@@ -10,9 +10,8 @@ import re
 
 import pytest
 
-from experiments.reporting.build_docs import lookup
-
 from experiments.reporting import report
+from experiments.reporting.build_docs import lookup
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPORT = HERE.parents[2] / "results" / "fashion_mnist" / "report"
