@@ -42,8 +42,11 @@ class BatchScores:
 
 @dataclass(frozen=True)
 class Change:
-    comparison: str  # e.g. "equal_steps 64 -> equal_steps 512"
-    metric: str
+    baseline_arm: str
+    baseline_batch: int
+    target_arm: str
+    target_batch: int
+    metric: str  # a column: 'is@EXTRACTOR', 'fid@EXTRACTOR' or 'cas'
     interval: statistics.RatioInterval
     direction: str  # a CHANGED value
 
@@ -97,11 +100,11 @@ def point_metrics(point: Point, extractors, cas_recipe: str | None) -> dict[str,
         s = rec.final if ext == proto.classifier else rec.evaluations.get(
             f"{proto.protocol}/{proto.bn_mode}/{ext}")
         if s is not None:
-            out[f"is[{ext}]"], out[f"fid[{ext}]"] = s.is_mean, s.fid
+            out[f"is@{ext}"], out[f"fid@{ext}"] = s.is_mean, s.fid
     if cas_recipe in rec.cas:
         out["cas"] = rec.cas[cas_recipe].accuracy
     for m in rec.memorisation.values():
-        out[f"memorised[{m.space}]"] = m.fraction_closer
+        out[f"memorised@{m.space}"] = m.fraction_closer
     return out
 
 
@@ -143,8 +146,7 @@ def changes(points, comparisons, columns, extractors, cas_recipe) -> list[Change
                 continue
             ci = statistics.welch_ratio(a, b)
             above = None if not ci.has_interval or ci.low <= 1 <= ci.high else ci.low > 1
-            out.append(Change(f"{arm_a} {batch_a} -> {arm_b} {batch_b}", column, ci,
-                              CHANGED[above]))
+            out.append(Change(arm_a, batch_a, arm_b, batch_b, column, ci, CHANGED[above]))
     return out
 
 
@@ -155,9 +157,9 @@ def rank_agreements(rows: list[BatchScores], extractors) -> list[RankAgreement]:
     first, second = extractors[:2]
     for arm in sorted({r.arm for r in rows}):
         for metric in ("is", "fid"):
-            pairs = [(r.metrics[f"{metric}[{first}]"].mean, r.metrics[f"{metric}[{second}]"].mean)
-                     for r in rows if r.arm == arm and f"{metric}[{second}]" in r.metrics
-                     and f"{metric}[{first}]" in r.metrics]
+            pairs = [(r.metrics[f"{metric}@{first}"].mean, r.metrics[f"{metric}@{second}"].mean)
+                     for r in rows if r.arm == arm and f"{metric}@{second}" in r.metrics
+                     and f"{metric}@{first}" in r.metrics]
             if len(pairs) < 3:
                 continue
             x, y = np.array(pairs).T
@@ -196,7 +198,7 @@ def compute(study, earlier: dict) -> Robustness | None:
     comparisons = [((a, base), (a, target)) for a in arms]
     comparisons += [((a, base), (MAIN_ARM, target)) for a in sorted({r.arm for r in rows})
                     if a not in arms and any(r.arm == a and r.batch == base for r in rows)]
-    columns = [f"{m}[{e}]" for m in ("is", "fid") for e in extractors] + ["cas"]
+    columns = [f"{m}@{e}" for m in ("is", "fid") for e in extractors] + ["cas"]
     return Robustness(extractors, recipe, tuple(rows),
                       tuple(changes(points, comparisons, columns, extractors, recipe)),
                       tuple(rank_agreements(rows, extractors)), tuple(real_rows(study.sweep_dir)))
@@ -210,12 +212,12 @@ def _cell(d: Description | None, spec: str) -> str:
 
 def _columns(result: Robustness) -> list[tuple[str, str, str]]:
     """(column key, header, format) of the per-batch table."""
-    spaces = sorted({c[len("memorised["):-1] for r in result.rows for c in r.metrics
-                     if c.startswith("memorised[")})
-    return ([(f"is[{e}]", f"IS {e}", ".2f") for e in result.extractors]
-            + [(f"fid[{e}]", f"FID {e}", ".0f") for e in result.extractors]
+    spaces = sorted({c.split("@", 1)[1] for r in result.rows for c in r.metrics
+                     if c.startswith("memorised@")})
+    return ([(f"is@{e}", f"IS {e}", ".2f") for e in result.extractors]
+            + [(f"fid@{e}", f"FID {e}", ".0f") for e in result.extractors]
             + [("cas", "CAS", ".3f")]
-            + [(f"memorised[{s}]", f"memorised ({s})", ".3f") for s in spaces])
+            + [(f"memorised@{s}", f"memorised ({s})", ".3f") for s in spaces])
 
 
 def render(result: Robustness, study) -> str:
@@ -239,8 +241,8 @@ def render(result: Robustness, study) -> str:
           *(_cell(r.metrics.get(k), f) for k, _, f in cols)] for r in result.rows]), ""]
     lines += ["Change of the seed geometric mean (95% Welch interval):", "", markdown.table(
         ["comparison", "metric", "ratio", "interval", "seeds", "reading"],
-        [[c.comparison, c.metric, f"{c.interval.ratio:.3f}",
-          f"[{c.interval.low:.3f}, {c.interval.high:.3f}]",
+        [[f"{c.baseline_arm} {c.baseline_batch} -> {c.target_arm} {c.target_batch}", c.metric,
+          f"{c.interval.ratio:.3f}", f"[{c.interval.low:.3f}, {c.interval.high:.3f}]",
           f"{c.interval.n_a} vs {c.interval.n_b}", c.direction] for c in result.changes]), ""]
     if result.ranks:
         lines += [f"Batch ranking, {result.extractors[0]} against {result.extractors[1]} "
@@ -257,15 +259,15 @@ def draw(result: Robustness, study) -> None:
     against batch, one line per arm with at least three batch sizes."""
     arms = [a for a in sorted({r.arm for r in result.rows})
             if len({r.batch for r in result.rows if r.arm == a}) >= 3]
-    spaces = sorted({c for r in result.rows for c in r.metrics if c.startswith("memorised[")})
+    spaces = sorted({c for r in result.rows for c in r.metrics if c.startswith("memorised@")})
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     base = study.comparison.baseline_batch
     for arm in arms:
         rows = [r for r in result.rows if r.arm == arm]
         batches = [r.batch for r in rows]
         for style, ext in zip(("-", "--"), result.extractors, strict=False):
-            ref = next((r.metrics.get(f"is[{ext}]") for r in rows if r.batch == base), None)
-            ys = [r.metrics.get(f"is[{ext}]") for r in rows]
+            ref = next((r.metrics.get(f"is@{ext}") for r in rows if r.batch == base), None)
+            ys = [r.metrics.get(f"is@{ext}") for r in rows]
             if ref is None or ref.mean is None or any(y is None for y in ys):
                 continue
             axes[0].plot(batches, [y.mean / ref.mean for y in ys], style, marker="o",
@@ -276,7 +278,8 @@ def draw(result: Robustness, study) -> None:
         for style, space in zip(("-", "--", ":"), spaces, strict=False):
             mem = [(r.batch, r.metrics[space].mean) for r in rows if space in r.metrics]
             if mem:
-                axes[2].plot(*zip(*mem), style, marker="o", label=f"{arm}, {space[10:-1]}")
+                axes[2].plot(*zip(*mem), style, marker="o",
+                             label=f"{arm}, {space.split('@', 1)[1]}")
     for r in result.real:
         if r.cas_ceiling is not None:
             axes[1].axhline(r.cas_ceiling, color="grey", lw=0.8, ls=":")

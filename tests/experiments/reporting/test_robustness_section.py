@@ -46,11 +46,11 @@ def test_rows_hold_every_column_with_its_seed_mean():
     assert result.extractors == ("fashion_mnist_classifier", SECOND)
     assert result.cas_recipe == RECIPE.key
     row = next(r for r in result.rows if r.batch == 64)
-    assert row.arm == robustness.MAIN_ARM and row.metrics[f"is[{SECOND}]"].n == 3
-    assert math.isclose(row.metrics["is[fashion_mnist_classifier]"].mean, 4.1)
-    assert math.isclose(row.metrics[f"is[{SECOND}]"].mean, 3.1)
+    assert row.arm == robustness.MAIN_ARM and row.metrics[f"is@{SECOND}"].n == 3
+    assert math.isclose(row.metrics["is@fashion_mnist_classifier"].mean, 4.1)
+    assert math.isclose(row.metrics[f"is@{SECOND}"].mean, 3.1)
     assert math.isclose(row.metrics["cas"].mean, 0.41)
-    assert math.isclose(row.metrics["memorised[pixels]"].mean, 0.1)
+    assert math.isclose(row.metrics["memorised@pixels"].mean, 0.1)
 
 
 def test_change_is_welchs_ratio_of_geometric_means():
@@ -61,7 +61,8 @@ def test_change_is_welchs_ratio_of_geometric_means():
     b = np.log([0.5, 0.51, 0.52])
     t = stats.ttest_ind(b, a, equal_var=False)
     ci = t.confidence_interval(0.95)
-    assert change.comparison == "equal_steps 64 -> equal_steps 512"
+    assert (change.baseline_arm, change.baseline_batch, change.target_arm, change.target_batch) \
+        == ("equal_steps", 64, "equal_steps", 512)
     assert math.isclose(change.interval.ratio, math.exp(b.mean() - a.mean()))
     assert math.isclose(change.interval.low, math.exp(ci.low))
     assert change.direction == robustness.CHANGED[True]
