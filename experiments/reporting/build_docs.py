@@ -116,6 +116,8 @@ RUN = f"{A}noise_scale.measurements[batch=64].summary"
 BN = f"{A}noise_scale.coupling[name=bs0064_cpu2_"
 X2, P, PCT, N0 = "{:.2f}x", "p", "{:+.1f}%", "{:.0f}"
 METRIC_NAMES = (("is", "IS"), ("fid", "FID"), ("acc", "accuracy"))
+ROB, EQ = f"{A}robustness", "baseline_arm=equal_steps,target_arm=equal_steps,target_batch=512"
+EXTRACTORS = ("fashion_mnist_classifier", "fashion_mnist_resnet")
 
 
 def _verdict(who: str, m: str, label: str) -> Key:
@@ -216,6 +218,24 @@ KEYS = {
         *(Key(f"batch 64 on cpu:2, {how} BN statistics: {p.upper()}'s B_simple",
               f"{BN}{bn}_bn.json].{p}.b_simple", N0, f"{BN}{bn}_bn.json].{p}")
           for bn, how in (("shared", "shared"), ("local", "per-replica")) for p in ("g", "d"))],
+    "robustness": [
+        *(Key(f"{label} change, 64 -> 512 at equal steps, {ext}", f"{ROB}.changes[{EQ},metric="
+              f"{m}@{ext}].interval.ratio", PCT, f"{ROB}.changes[{EQ},metric={m}@{ext}].interval",
+              "change")
+          for m, label in (("is", "IS"), ("fid", "FID")) for ext in EXTRACTORS),
+        Key("CAS change, 64 -> 512 at equal steps", f"{ROB}.changes[{EQ},metric=cas].interval"
+            ".ratio", PCT, f"{ROB}.changes[{EQ},metric=cas].interval", "change"),
+        *(Key(f"CAS at batch {b} (6 seeds)", f"{ROB}.rows[arm=equal_steps,batch={b}].metrics.cas"
+              ".mean", "{:.3f}") for b in (64, 512)),
+        *(Key(f"batch ranking, {label}: Spearman's rho between the extractors",
+              f"{ROB}.ranks[arm=equal_steps,metric={m}].rho", "{:.2f}") for m, label in
+          (("is", "IS"), ("fid", "FID"))),
+        Key("... over this many batch sizes", f"{ROB}.ranks[arm=equal_steps,metric=is].batches"),
+        Key("CAS ceiling: the recipe on real training images",
+            f"{ROB}.real[extractor={EXTRACTORS[0]}].cas_ceiling", "{:.3f}"),
+        *(Key(f"memorised share at batch {b}, pixels",
+              f"{ROB}.rows[arm=equal_steps,batch={b}].metrics.memorised@pixels.mean", "{:.4f}")
+          for b in (64, 512))],
     "schedule_keys": [
         Key(f"IS at batch {b}, step 1,000: lr constant / lr decayed",
             f"{A}schedule_confound.at_step.{b}.ratio.ratio", "{:.3f}",
