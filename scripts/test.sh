@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Set up (idempotent), lint with ruff, and run the tests. CI (.ci/run) runs both selections:
-#   scripts/test.sh            the fast tests: every test not marked slow (as plain `pytest`)
-#   scripts/test.sh --slow     only the tests marked slow (real Fashion-MNIST training, sweeps
-#                              killed and resumed in subprocesses, full-size evaluations)
+# Set up (idempotent), lint with ruff, and run the tests. CI (.ci/run) runs the first two:
+#   scripts/test.sh            the fast tests: every test not marked slow or long (as `pytest`)
+#   scripts/test.sh --slow     the tests marked slow (real Fashion-MNIST training, sweeps killed
+#                              and resumed in subprocesses, a real-SLURM job preempted once)
+#   scripts/test.sh --long     the tests marked long: minutes each on a 2-core machine, kept out
+#                              of CI so that it stays well under 30 min there (the other ways
+#                              SLURM preempts, sweeps killed at 10 random moments, shipped
+#                              networks retrained byte for byte, ...). Run them when you touch
+#                              what they cover, and before a release.
 #   scripts/test.sh --all      every test
 #   scripts/test.sh --fast     the same as no option
 #   scripts/test.sh [OPTION] -- ARGS   extra pytest arguments (e.g. --all -- -k metrics;
@@ -13,11 +18,12 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-marks=(-m "not slow")
+marks=(-m "not slow and not long")
 case "${1:-}" in
   --fast) shift ;;
   --slow) marks=(-m "slow"); shift ;;
-  --all) marks=(-m "slow or not slow"); shift ;;
+  --long) marks=(-m "long"); shift ;;
+  --all) marks=(-m "slow or long or not (slow or long)"); shift ;;
 esac
 [ "${1:-}" = "--" ] && shift
 bash scripts/setup.sh

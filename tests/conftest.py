@@ -21,6 +21,15 @@ def pytest_addoption(parser):
                           "tear-down summed; a shared fixture counts where it was built)")
 
 
+def pytest_collection_modifyitems(config, items):
+    """The tiers are disjoint: `scripts/test.sh --slow` (in CI) selects `slow`, so a test
+    marked long as well would run in CI after all."""
+    both = [item.nodeid for item in items
+            if item.get_closest_marker("slow") and item.get_closest_marker("long")]
+    if both:
+        raise ValueError(f"marked both slow and long: {', '.join(both)}")
+
+
 def pytest_runtest_logreport(report):
     path = report.nodeid.split("::", 1)[0]
     _file_seconds[path] = _file_seconds.get(path, 0.0) + report.duration

@@ -190,10 +190,10 @@ def _experiments_errors(args: list[str]) -> list[str]:
 
 def _all_known_options() -> set[str]:
     """Every option of every `python -m experiments` subcommand and of the repository's other
-    entry points (scripts/test.sh's --fast/--slow/--all, benchmarks/, replication.launch)."""
+    entry points (scripts/test.sh's --fast/--slow/--long/--all, benchmarks/, replication.launch)."""
     _, top_help, _ = _parse(["--help"])
     commands = re.search(r"\{([\w,-]+)\}", top_help).group(1).split(",")
-    known = {"--fast", "--slow", "--all", "--help"}
+    known = {"--fast", "--slow", "--long", "--all", "--help"}
     for command in commands:
         known |= _options_in_help(_parse([command, "--help"])[1])
     for path in [*ROOT.glob("benchmarks/*.py"), ROOT / "replication" / "launch.py"]:
@@ -256,12 +256,12 @@ def _script_forwarding(path: pathlib.Path) -> list[str] | None:
 
 
 def _test_sh_errors(args: list[str]) -> list[str]:
-    """scripts/test.sh [--fast | --slow | --all] [-- PYTEST ARGS]: the script parses these
-    itself."""
-    rest = args[1:] if args[:1] in (["--fast"], ["--slow"], ["--all"]) else args
+    """scripts/test.sh [--fast | --slow | --long | --all] [-- PYTEST ARGS]: the script parses
+    these itself."""
+    rest = args[1:] if args[:1] in (["--fast"], ["--slow"], ["--long"], ["--all"]) else args
     if rest and rest[0] != "--":
-        return [f"`scripts/test.sh {shlex.join(args)}`: takes only one of --fast, --slow, --all "
-                "and -- PYTEST_ARGS"]
+        return [f"`scripts/test.sh {shlex.join(args)}`: takes only one of --fast, --slow, "
+                "--long, --all and -- PYTEST_ARGS"]
     return [f"`scripts/test.sh`: {a} does not exist" for a in rest[1:]
             if a.startswith("tests/") and not (ROOT / a.split("::")[0]).exists()]
 

@@ -86,7 +86,7 @@ def test_one_replica_has_nothing_to_compare_and_says_so():
 
 
 # -- the trainer checks (a GAN step each; slow: bfloat16 is emulated on most CPUs) ----------
-@pytest.mark.slow
+@pytest.mark.long
 def test_the_trainer_checks_pass_in_float32_and_the_checkpoint_fault_fails_only_its_check(
         cpu2, tmp_path):
     good = selfcheck.trainer_checks(cpu2, Plan(), "float32", str(tmp_path / "good"))
@@ -98,7 +98,7 @@ def test_the_trainer_checks_pass_in_float32_and_the_checkpoint_fault_fails_only_
     assert "step 1 of 2 restored" in bad[2].detail
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("precision", ["float32", "bfloat16"])
 def test_per_replica_batch_norm_fails_the_gan_step_in_either_precision(cpu2, tmp_path,
                                                                        precision):
@@ -137,7 +137,7 @@ def test_an_injected_fault_makes_the_command_exit_1_naming_the_check():
         proc.stdout
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.multiworker
 def test_the_command_passes_in_each_of_two_loopback_workers():
     results = launch_workers(_command("--replicator", "multiworker", "--precision", "float32"),

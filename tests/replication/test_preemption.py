@@ -56,7 +56,7 @@ def assert_same_run(resumed, full):
     assert int(resumed["iterations"]) == int(full["iterations"]) == STEPS
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_sigterm_to_a_single_worker_saves_then_resumes_exactly(tmp_path):
     full = run_single(tmp_path / "full")
     assert full.returncode == 0, full.stderr[-3000:]
@@ -74,7 +74,7 @@ def test_sigterm_to_a_single_worker_saves_then_resumes_exactly(tmp_path):
     assert history(out) == history(tmp_path / "full")  # every step's evaluation, same values
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.multiworker
 def test_sigterm_to_one_slurm_worker_stops_both_at_one_step_and_resumes_exactly(tmp_path,
                                                                                 replicator):

@@ -41,7 +41,9 @@ MARKER = re.compile(rf"step [2-5]/{STEPS} ")  # part-way through the point: pree
 AFTER_FIRST_CHECKPOINT = re.compile(
     rf"step [{CHECKPOINT_EVERY + 1}-{CHECKPOINT_EVERY + 3}]/{STEPS} ")  # kill here
 
-pytestmark = [pytest.mark.slow, pytest.mark.multiworker]
+# CI runs the uninterrupted job and the commonest preemption (slow); the other ways SLURM ends a
+# job are minutes each on a 2-core machine (long: scripts/test.sh --long).
+pytestmark = pytest.mark.multiworker
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +139,7 @@ def reference(cluster, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_uninterrupted_job_writes_its_report(reference):
     assert [h["step"] for h in load(reference, "points", POINT, "eval_history.json")] == \
         [4, 8, 12]
@@ -157,6 +160,7 @@ def assert_preempted_and_resumed(cluster, job, reference):
     assert_same_results(reference, job.out)
 
 
+@pytest.mark.slow
 def test_sigterm_to_the_job_steps_requeues_once_and_resumes(cluster, reference, tmp_path):
     job = Job(cluster, tmp_path / "out", tmp_path / "logs").submit()
     job.wait_for(MARKER)
@@ -164,6 +168,7 @@ def test_sigterm_to_the_job_steps_requeues_once_and_resumes(cluster, reference, 
     assert_preempted_and_resumed(cluster, job, reference)
 
 
+@pytest.mark.long
 def test_slurm_preemption_by_a_higher_tier_job_requeues_once_and_resumes(
         cluster, reference, tmp_path):
     job = Job(cluster, tmp_path / "out", tmp_path / "logs").submit()
@@ -175,6 +180,7 @@ def test_slurm_preemption_by_a_higher_tier_job_requeues_once_and_resumes(
     assert cluster.wait(urgent, 60)["JobState"] == "COMPLETED"
 
 
+@pytest.mark.long
 def test_sigterm_to_the_batch_shell_too_requeues_once_and_resumes(cluster, reference,
                                                                   tmp_path):
     job = Job(cluster, tmp_path / "out", tmp_path / "logs").submit()
@@ -208,6 +214,7 @@ def task_pid(out: str, procid: int) -> int:
     raise AssertionError(f"no task {procid} writing {out}")
 
 
+@pytest.mark.long
 def test_a_lost_task_ends_the_job_in_time_and_a_rerun_resumes(cluster, reference, tmp_path):
     job = Job(cluster, tmp_path / "out", tmp_path / "logs").submit()
     job.wait_for(AFTER_FIRST_CHECKPOINT)

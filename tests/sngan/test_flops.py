@@ -181,7 +181,7 @@ def _trainer_update_flops(tmp_path, model_cfg, batch, g_batch_multiplier=1):
 
 
 @pytest.mark.parametrize("name,batch", [  # each traces two trainers; 64x64 is the slower
-    ("cond32", 4), pytest.param("uncond64_rgb", 6, marks=pytest.mark.slow)])
+    ("cond32", 4), pytest.param("uncond64_rgb", 6, marks=pytest.mark.long)])
 def test_train_step_flops_match_the_trainers_graphs(tmp_path, name, batch):
     model_cfg = CONFIGS[name]
     predicted = flops.train_step_breakdown(model_cfg, batch, n_dis=1, executed=True)

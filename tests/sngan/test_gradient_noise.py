@@ -120,14 +120,14 @@ def runs(tmp_path_factory):
                 replicas=train(tmp, "replicas", "cpu:2", tiny_train(noise_scale_every=1)))
 
 
-@pytest.mark.slow  # four tiny trainings, one on 2 replicas
+@pytest.mark.long  # four tiny trainings, one on 2 replicas
 def test_off_is_bit_identical_to_a_trainer_without_the_feature(runs):
     assert runs["off"].noise_scale is None
     for a, b in zip(weights(runs["without"]), weights(runs["off"]), strict=True):
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_measuring_every_step_applies_the_same_updates(runs):
     """The slices' gradients come from the update's own forward pass and the update applies
     the full gradient as usual, so measuring does not steer training."""
@@ -135,7 +135,7 @@ def test_measuring_every_step_applies_the_same_updates(runs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_trainer_measures_both_players_every_step(runs, tmp_path):
     tracker = runs["every1"].noise_scale
     assert tracker.source.startswith("2 slices")
@@ -151,7 +151,7 @@ def test_trainer_measures_both_players_every_step(runs, tmp_path):
     assert {"noise_scale/b_simple_d", "noise_scale/b_simple_g"} <= tags
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_two_replicas_measure_what_two_slices_measure_for_the_discriminator(runs):
     """Same data, same latents: D (no batch norm) gets the same small and big norms. G's
     cross-replica BN couples the replicas' backward passes, so only its big gradient (the

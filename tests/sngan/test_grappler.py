@@ -42,7 +42,7 @@ def _three_steps(wrapped: bool):
     return weights[0], proc.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_the_step_without_the_remapper_is_quiet_and_unchanged():
     plain_weights, plain_log = _three_steps(wrapped=False)
     quiet_weights, quiet_log = _three_steps(wrapped=True)

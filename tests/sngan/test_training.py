@@ -213,7 +213,7 @@ class NoXLATrainer(GANTrainer):
         return out
 
 
-@pytest.mark.slow  # compiles the step twice (~1 min here); scripts/test.sh runs it
+@pytest.mark.long  # compiles the step twice (~1 min here); scripts/test.sh runs it
 def test_auto_xla_falls_back_without_it_when_compilation_fails(tmp_path, monkeypatch, caplog):
     from sngan import training
     monkeypatch.setattr(training, "XLA_AUTO_DEVICE_KINDS", ("CPU",))  # attempt it here
@@ -276,7 +276,7 @@ class PreemptAt:
             raise replication.Preempted(save())
 
 
-@pytest.mark.slow  # traces three trainers
+@pytest.mark.long  # traces three trainers
 def test_a_preemption_saves_after_the_steps_evaluation_and_resumes_exactly(full, tmp_path):
     expected = {  # checkpoint_every=2: step 2's periodic checkpoint is not written twice
         3: ["eval 1", "after_step", "save", "eval 2", "after_step", "eval 3", "after_step",

@@ -24,6 +24,11 @@ TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_
             "BOOT_FAIL", "DEADLINE", "PREEMPTED"}
 GRACE_S = 120  # the partition's GraceTime: a preempted job's time to save before SIGKILL
 KILL_WAIT_S = 10  # SIGTERM to SIGKILL when SLURM itself ends a step
+# A requeued job waits out the step credential's lifetime before it may start again (slurm.conf
+# AuthInfo cred_expire, 120 s by default) and then the next pass of the main scheduling loop
+# (SchedulerParameters sched_interval, 60 s by default): over two idle minutes per requeue.
+CRED_EXPIRE_S = 20  # SLURM's minimum is 5; a step launches within seconds here
+SCHED_INTERVAL_S = 2
 
 
 class Unavailable(RuntimeError):
@@ -69,10 +74,12 @@ class LocalSlurm:
         lines = [
             "ClusterName=sngan-ci", "SlurmctldHost=localhost", "SlurmUser=root",
             "SlurmdUser=root", "AuthType=auth/munge", "CredType=cred/munge",
-            f"AuthInfo=socket={self._path('munge.socket')}", "MpiDefault=none",
+            f"AuthInfo=socket={self._path('munge.socket')},cred_expire={CRED_EXPIRE_S}",
+            "MpiDefault=none",
             "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
             "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU",
-            "SchedulerType=sched/builtin", "ReturnToService=2", "JobRequeue=1",
+            "SchedulerType=sched/builtin", f"SchedulerParameters=sched_interval={SCHED_INTERVAL_S}",
+            "ReturnToService=2", "JobRequeue=1",
             f"KillWait={KILL_WAIT_S}", f"SlurmctldPort={ctld_port}", f"SlurmdPort={d_port}",
             f"StateSaveLocation={self._path('state')}",
             f"SlurmdSpoolDir={self._path('spool')}",

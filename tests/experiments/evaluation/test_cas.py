@@ -80,7 +80,7 @@ def test_cas_of_shuffled_labels_is_chance(fashion):
     assert abs(score.accuracy - 0.1) <= 0.05, score.accuracy  # 10 balanced classes
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_same_recipe_same_score(fashion, ceiling):
     again = cas.real_ceiling(*fashion, RECIPE)
     assert again.accuracy == ceiling.accuracy

@@ -52,7 +52,7 @@ def test_notebook_executes_on_a_results_directory(tmp_path, monkeypatch):
     assert (tmp_path / "report" / "report.md").exists()
 
 
-@pytest.mark.slow  # samples from the seven committed generators
+@pytest.mark.long  # samples from the seven committed generators
 def test_on_the_committed_run_it_shows_the_committed_numbers(tmp_path, monkeypatch):
     monkeypatch.delenv("SWEEP_DIR", raising=False)
     report = RESULTS / "report"

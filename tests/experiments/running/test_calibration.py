@@ -89,7 +89,7 @@ def _tree(path):
                   for d, _, files in os.walk(path) for f in files)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_dry_run_calibrates_on_this_machine_and_writes_nothing(tmp_path):
     out = tmp_path / "sweep"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")

@@ -76,7 +76,7 @@ def synthetic(monkeypatch):
                         lambda c: synthetic_input_fn(c.train.global_batch_size))
 
 
-@pytest.mark.slow  # two tiny trainings
+@pytest.mark.long  # two tiny trainings
 def test_a_short_run_measures_both_players_and_resumes(tmp_path, synthetic):
     cfg = noise_scale_run.run_config("fashion_mnist", dict(TINY), 4)
     replicator = replication.make_replicator("default")
@@ -112,7 +112,7 @@ class Evaluator:
         return Sampler(generator, replicator, 16, 10)
 
 
-@pytest.mark.slow  # a tiny training
+@pytest.mark.long  # a tiny training
 def test_a_point_records_b_simple_at_each_evaluation_and_its_window(tmp_path, synthetic):
     cfg = preset("fashion_mnist", {**TINY, "train.steps": 4, "eval.every": 2,
                                    "eval.replicates": 1})

@@ -59,7 +59,7 @@ def _sweep(out, *argv):
     assert main(["sweep", *TINY, "--out", str(out), *argv]) == 0
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_a_sweep_directory_takes_more_seeds_and_a_second_arm(tmp_path, capsys):
     out = tmp_path / "study"
     _sweep(out, "--batch-sizes", "8,16", "--seeds", "0", "--steps", "2")

@@ -75,7 +75,7 @@ def load(*parts):
         return json.load(f)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.multiworker
 def test_sigterm_to_one_slurm_task_resumes_to_the_same_sweep(tmp_path):
     full, out = tmp_path / "full", tmp_path / "preempted"

@@ -124,7 +124,7 @@ def load(out, *parts):
         return json.load(f)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_killed_at_random_moments_the_sweep_loses_nothing(uninterrupted, tmp_path):
     out = tmp_path / "killed"
     faults, kills, logs = draw_faults(), [], []

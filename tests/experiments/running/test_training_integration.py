@@ -123,7 +123,7 @@ def test_a_diverged_point_is_recorded_never_scored_and_reported(tmp_path, monkey
     assert rows[0]["diverged"] == 1 and rows[0]["is_mean"] is None
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_a_few_hundred_steps_on_fashion_mnist_learn(tmp_path):
     from experiments import data
     cfg = preset("fashion_mnist", {"train.global_batch_size": 32, "train.steps": 300,

@@ -152,7 +152,7 @@ def test_load_refuses_a_wrong_sha256_and_missing_weights(tmp_path):
         fashion_mnist_resnet.load(tmp_path / "absent.npz")
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_training_is_byte_reproducible(tmp_path):
     """Same seed, same data: the same weights bytes (op determinism, seeded shuffling);
     another seed gives other weights. One epoch on 512 training images."""
