@@ -231,11 +231,27 @@ KEYS = {
               f"{ROB}.ranks[arm=equal_steps,metric={m}].rho", "{:.2f}") for m, label in
           (("is", "IS"), ("fid", "FID"))),
         Key("... over this many batch sizes", f"{ROB}.ranks[arm=equal_steps,metric=is].batches"),
+        *(Key(f"{label}, {what}", f"{ROB}.changes[{cmp},metric={m}].interval.ratio", PCT,
+              f"{ROB}.changes[{cmp},metric={m}].interval", "change")
+          for what, cmp in (
+              ("constant_lr 64 -> 512 (v4)", "baseline_arm=constant_lr,target_arm=constant_lr"),
+              ("64 x 8,000 (equal images) -> 512 x 1,000",
+               "baseline_arm=equal_images,target_arm=equal_steps"))
+          for m, label in ((f"is@{EXTRACTORS[0]}", f"IS change ({EXTRACTORS[0]})"),
+                           (f"is@{EXTRACTORS[1]}", f"IS change ({EXTRACTORS[1]})"),
+                           ("cas", "CAS change"))),
+        Key("constant_lr batch ranking, IS: Spearman's rho between the extractors",
+            f"{ROB}.ranks[arm=constant_lr,metric=is].rho", "{:.2f}"),
+        Key("... its exact p (6 batch sizes)", f"{ROB}.ranks[arm=constant_lr,metric=is].p_value",
+            "{:.3f}"),
         Key("CAS ceiling: the recipe on real training images",
             f"{ROB}.real[extractor={EXTRACTORS[0]}].cas_ceiling", "{:.3f}"),
         *(Key(f"memorised share at batch {b}, pixels",
               f"{ROB}.rows[arm=equal_steps,batch={b}].metrics.memorised@pixels.mean", "{:.4f}")
-          for b in (64, 512))],
+          for b in (64, 512)),
+        Key(f"memorised share, equal_images batch 64 (8,000 steps), {EXTRACTORS[1]} features",
+            f"{ROB}.rows[arm=equal_images,batch=64].metrics.memorised@{EXTRACTORS[1]}.mean",
+            "{:.4f}")],
     "schedule_keys": [
         Key(f"IS at batch {b}, step 1,000: lr constant / lr decayed",
             f"{A}schedule_confound.at_step.{b}.ratio.ratio", "{:.3f}",
