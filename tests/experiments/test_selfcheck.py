@@ -111,7 +111,7 @@ def _command(*args):
     return [sys.executable, "-m", "experiments", "selfcheck", *args]
 
 
-@pytest.mark.slow  # the whole self-check in a fresh process: about a minute here
+@pytest.mark.long  # the whole self-check in a fresh process: about a minute here
 def test_the_command_passes_on_cpu2_and_prints_a_summary():
     proc = subprocess.run(_command("--replicator", "cpu:2"), capture_output=True, text=True,
                           cwd=ROOT, env={**os.environ, **ENV}, timeout=900)
