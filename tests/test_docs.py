@@ -31,6 +31,8 @@ FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```", re.M | re.S)
 INLINE = re.compile(r"`([^`]+)`")  # inline code may wrap onto the next line
 INLINE_COMMANDS = ("python -m ", "python3 -m ", "python benchmarks/", "scripts/", "bash scripts/")
 NUM = r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[+-]?\d+)?"
+TEST_SH_TIERS = tuple(re.findall(  # scripts/test.sh's options: the labels of its `case`
+    r"^\s+(--\w+)\)", (ROOT / "scripts" / "test.sh").read_text(), re.M))
 
 
 # ---- extraction ----------------------------------------------------------------------------
@@ -193,7 +195,7 @@ def _all_known_options() -> set[str]:
     entry points (scripts/test.sh's --fast/--slow/--long/--all, benchmarks/, replication.launch)."""
     _, top_help, _ = _parse(["--help"])
     commands = re.search(r"\{([\w,-]+)\}", top_help).group(1).split(",")
-    known = {"--fast", "--slow", "--long", "--all", "--help"}
+    known = {*TEST_SH_TIERS, "--help"}
     for command in commands:
         known |= _options_in_help(_parse([command, "--help"])[1])
     for path in [*ROOT.glob("benchmarks/*.py"), ROOT / "replication" / "launch.py"]:
@@ -258,10 +260,10 @@ def _script_forwarding(path: pathlib.Path) -> list[str] | None:
 def _test_sh_errors(args: list[str]) -> list[str]:
     """scripts/test.sh [--fast | --slow | --long | --all] [-- PYTEST ARGS]: the script parses
     these itself."""
-    rest = args[1:] if args[:1] in (["--fast"], ["--slow"], ["--long"], ["--all"]) else args
+    rest = args[1:] if args[:1] and args[0] in TEST_SH_TIERS else args
     if rest and rest[0] != "--":
-        return [f"`scripts/test.sh {shlex.join(args)}`: takes only one of --fast, --slow, "
-                "--long, --all and -- PYTEST_ARGS"]
+        return [f"`scripts/test.sh {shlex.join(args)}`: takes only one of "
+                f"{', '.join(TEST_SH_TIERS)} and -- PYTEST_ARGS"]
     return [f"`scripts/test.sh`: {a} does not exist" for a in rest[1:]
             if a.startswith("tests/") and not (ROOT / a.split("::")[0]).exists()]
 

@@ -85,7 +85,7 @@ def test_one_replica_has_nothing_to_compare_and_says_so():
     assert {v.status for v in verdicts[1:]} == {"PASS"}
 
 
-# -- the trainer checks (a GAN step each; slow: bfloat16 is emulated on most CPUs) ----------
+# -- the trainer checks (a GAN step each; long: bfloat16 is emulated on most CPUs) ----------
 @pytest.mark.long
 def test_the_trainer_checks_pass_in_float32_and_the_checkpoint_fault_fails_only_its_check(
         cpu2, tmp_path):

@@ -213,7 +213,7 @@ class NoXLATrainer(GANTrainer):
         return out
 
 
-@pytest.mark.long  # compiles the step twice (~1 min here); scripts/test.sh runs it
+@pytest.mark.long  # compiles the step twice (~1 min here); scripts/test.sh --long runs it
 def test_auto_xla_falls_back_without_it_when_compilation_fails(tmp_path, monkeypatch, caplog):
     from sngan import training
     monkeypatch.setattr(training, "XLA_AUTO_DEVICE_KINDS", ("CPU",))  # attempt it here
